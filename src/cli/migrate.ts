@@ -1,0 +1,33 @@
+import { loadConfig } from '../config.js';
+import { openStore } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { parseVerbArgs } from './args.js';
+
+export const migrateHelp = `Usage: agentshelf migrate [--json]
+
+Brings the store (DATA_DIR/agentshelf.sqlite) to the latest schema. Safe to run again:
+migrations already applied are skipped. serve also migrates at start.`;
+
+export async function runMigrate(argv: string[]): Promise<number> {
+  const { values } = parseVerbArgs(argv, {});
+  if (values.help) {
+    console.log(migrateHelp);
+    return 0;
+  }
+  const config = loadConfig();
+  const store = openStore(config);
+  try {
+    const results = await migrateToLatest(store.db);
+    const applied = results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (values.json) console.log(JSON.stringify({ store: store.file, applied }));
+    else
+      console.log(
+        applied.length
+          ? `applied ${applied.join(', ')} to ${store.file}`
+          : `${store.file} is up to date`,
+      );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,55 @@
+import { loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { startServer } from '../server.js';
+import { VERSION } from '../version.js';
+import { parseVerbArgs } from './args.js';
+
+export const serveHelp = `Usage: agentshelf serve
+
+Serves the platform API on HOST:PORT (default 127.0.0.1:8080). Migrates the store first.
+On the first start with no API key in the store, creates an admin key and prints it once.
+SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
+
+Settings come from the environment: see the configuration table in README.md.`;
+
+export async function runServe(argv: string[]): Promise<number> {
+  const { values } = parseVerbArgs(argv, {});
+  if (values.help) {
+    console.log(serveHelp);
+    return 0;
+  }
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  const server = await startServer(config, { logger, createFirstAdminKey: true });
+  console.log(
+    `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
+  );
+  console.log(`  store: ${server.store.file}`);
+  console.log(`  OpenAPI document: ${server.url}/v1/openapi.json`);
+  if (server.firstAdminKey) {
+    console.log('');
+    console.log('  No API key existed, so an admin key was created. It is shown this once:');
+    console.log('');
+    console.log(`    ${server.firstAdminKey}`);
+    console.log('');
+    console.log(
+      `  Try: curl -H "Authorization: Bearer ${server.firstAdminKey}" ${server.url}/v1/products`,
+    );
+  }
+  logger.info({ url: server.url, environment: config.ENVIRONMENT, version: VERSION }, 'serving');
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'shutting down: finishing requests in flight');
+      server.close().then(resolve, (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  logger.info('stopped');
+  logger.flush();
+  return 0;
+}

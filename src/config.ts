@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+export const ENVIRONMENTS = ['production', 'staging', 'sandbox'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const PLAN_NAMES = ['starter', 'pro', 'enterprise', 'scale'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const retrySchedule = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'a comma-separated list of seconds')
+  .transform((s) => s.split(',').map((v) => Number(v.trim())));
+
+/** Every setting, read from the environment once. Names are the environment variables. */
+const ConfigSchema = z.object({
+  PORT: port.default(8080),
+  FEEDS_PORT: port.default(8081),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_DIR: z.string().min(1).default('./public'),
+  DATABASE_URL: z.string().optional(),
+  BASE_URL: z.url().optional(),
+  FEEDS_URL: z.url().optional(),
+  ENVIRONMENT: z.enum(ENVIRONMENTS).default('production'),
+  DEFAULT_CURRENCY: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'a three-letter ISO 4217 code')
+    .default('USD'),
+  DEFAULT_PLAN: z.enum(PLAN_NAMES).default('starter'),
+  STORE_NAME: z.string().min(1).default('My Store'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  FEEDS_CRON: z.string().default('*/15 * * * *'),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([
+    5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+  ]),
+  ALLOW_PRIVATE_TARGETS: boolean.default(false),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type Config = z.infer<typeof ConfigSchema> & {
+  /** Absolute path of the SQLite file. */
+  DATABASE_FILE: string;
+  BASE_URL: string;
+  FEEDS_URL: string;
+};
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the configuration from an environment (process.env by default).
+ * Unknown variables are ignored; a bad value throws a ConfigError naming the variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(
+    Object.keys(ConfigSchema.shape)
+      .filter((k) => env[k] !== undefined && env[k] !== '')
+      .map((k) => [k, env[k]]),
+  );
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`${issue.path.join('.')}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    DATA_DIR: path.resolve(c.DATA_DIR),
+    PUBLIC_DIR: path.resolve(c.PUBLIC_DIR),
+    DATABASE_FILE: path.resolve(c.DATA_DIR, 'agentshelf.sqlite'),
+    BASE_URL: stripSlash(c.BASE_URL ?? `http://localhost:${c.PORT}`),
+    FEEDS_URL: stripSlash(c.FEEDS_URL ?? `http://localhost:${c.FEEDS_PORT}`),
+  };
+}
+
+function stripSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface Store {
+  db: Db;
+  /** Absolute path of the SQLite file. */
+  file: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the SQLite store with the pragmas the service relies on: WAL (readers never wait for
+ * the writer, and a `build` can read while `serve` writes), foreign keys, and a busy timeout
+ * so a second process waits for the write lock instead of failing.
+ * SQLite-only settings live here and nowhere else.
+ */
+export function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>): Store {
+  if (config.DATABASE_URL) {
+    throw new Error(
+      'DATABASE_URL is set, but this build of agentshelf supports the embedded SQLite store only; unset DATABASE_URL to use DATA_DIR.',
+    );
+  }
+  const file = config.DATABASE_FILE;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = openSqlite(file);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    file,
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+/** A raw better-sqlite3 handle with the store's pragmas (for a second, read-only connection). */
+export function openSqlite(file: string, options: { readonly?: boolean } = {}): SQLite.Database {
+  const sqlite = new SQLite(file, { readonly: options.readonly ?? false });
+  if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('cache_size = -32000');
+  return sqlite;
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m20261121000000 from './20261121000000_initial.js';
+
+/**
+ * Every migration, by timestamped name. New migrations get a new file and a line here;
+ * landed ones are never edited.
+ */
+export const migrations: Record<string, Migration> = {
+  '20261121000000_initial': m20261121000000,
+};

@@ -1,0 +1,90 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Timestamps are ISO 8601 UTC strings with milliseconds and a `Z`, so they sort as text. */
+export type Timestamp = string;
+
+export type ProductStatus = 'active' | 'inactive' | 'draft';
+export type KeyLevel = 'read_only' | 'read_write' | 'admin';
+
+export interface ProductTable {
+  id: string;
+  name: string;
+  description: string | null;
+  price_minor: number;
+  currency: string;
+  status: ProductStatus;
+  category: string | null;
+  /** JSON array of image URLs. */
+  images: string;
+  /** JSON object: brand, features and the other known and free keys. */
+  attributes: string;
+  /** attributes.brand, kept in a column so the pipeline can order and group by brand. */
+  brand: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Product totals per status, kept in the same transaction as each change (COUNT(*) is O(n)). */
+export interface ProductCountTable {
+  status: ProductStatus;
+  count: number;
+}
+
+/** The outbox: every change records its events here, in the change's own transaction. */
+export interface EventTable {
+  seq: Generated<number>;
+  id: string;
+  type: string;
+  /** JSON: the record as the API returns it. */
+  data: string;
+  created_at: Timestamp;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  name: string | null;
+  level: KeyLevel;
+  environment: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  key_hash: string;
+  /** `ask_live_`, `ask_test_` or `ask_stg_`. */
+  key_prefix: string;
+  last4: string;
+  plan: string;
+  rpm: number | null;
+  burst: number | null;
+  monthly: number | null;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface IdempotencyKeyTable {
+  api_key_id: string;
+  key: string;
+  /** SHA-256 of method, path and raw body. */
+  fingerprint: string;
+  /** null while the first request is still being handled. */
+  status_code: number | null;
+  response_body: string | null;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  products: ProductTable;
+  product_counts: ProductCountTable;
+  events: EventTable;
+  api_keys: ApiKeyTable;
+  idempotency_keys: IdempotencyKeyTable;
+}
+
+export type ProductRow = Selectable<ProductTable>;
+export type NewProductRow = Insertable<ProductTable>;
+export type ProductRowUpdate = Updateable<ProductTable>;
+export type EventRow = Selectable<EventTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type NewApiKeyRow = Insertable<ApiKeyTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
+
+// Keep ColumnType referenced for tables added later that need distinct select/insert types.
+export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

@@ -1,0 +1,56 @@
+import type { Db } from '../db/database.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { newId } from '../ids.js';
+
+/** Every event kind of SPEC part 6. */
+export const EVENT_TYPES = [
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'feed.generated',
+  'feed.updated',
+  'feed.published',
+  'integration.connected',
+  'integration.disconnected',
+  'integration.sync.completed',
+  'integration.sync.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface RecordedEvent {
+  id: string;
+  type: EventType;
+  data: unknown;
+  created_at: string;
+}
+
+/**
+ * Writes an event to the outbox. Call it with the transaction that makes the change,
+ * so the change and its event commit (or roll back) together.
+ */
+export async function recordEvent(
+  trx: Transaction<Database> | Db,
+  type: EventType,
+  data: unknown,
+  now: Date = new Date(),
+): Promise<RecordedEvent> {
+  const event = { id: newId('evt', 20), type, data, created_at: now.toISOString() };
+  await trx
+    .insertInto('events')
+    .values({ id: event.id, type, data: JSON.stringify(data), created_at: event.created_at })
+    .execute();
+  return event;
+}
+
+/** Events after a sequence number, oldest first. */
+export async function listEventsAfter(db: Db, afterSeq: number, limit: number) {
+  const rows = await db
+    .selectFrom('events')
+    .selectAll()
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
+}

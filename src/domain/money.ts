@@ -1,0 +1,140 @@
+/**
+ * Money: integer minor units inside, decimals only at the API edge.
+ * Conversions go through the decimal string, never through float multiplication,
+ * so 0.1 + 0.2 style drift cannot creep in.
+ */
+
+// ISO 4217 minor units where they differ from 2.
+const EXPONENTS: Record<string, number> = {
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
+  CLF: 4,
+  UYW: 4,
+};
+
+// Funds, precious metals and testing codes that are not a merchant's selling currency.
+const NOT_FOR_PRICES = new Set([
+  'XAG',
+  'XAU',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XDR',
+  'XPD',
+  'XPT',
+  'XSU',
+  'XTS',
+  'XUA',
+  'XXX',
+]);
+
+const KNOWN: ReadonlySet<string> = new Set(
+  Intl.supportedValuesOf('currency').filter((c) => !NOT_FOR_PRICES.has(c)),
+);
+
+/** Largest price accepted, in major units. Keeps every minor amount a safe integer. */
+export const MAX_PRICE = 1_000_000_000_000;
+
+export function isCurrency(code: string): boolean {
+  return KNOWN.has(code);
+}
+
+/** Decimal places of a currency's minor unit (USD 2, JPY 0, KWD 3). */
+export function currencyExponent(code: string): number {
+  return EXPONENTS[code] ?? 2;
+}
+
+export class MoneyError extends Error {}
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Converts a decimal amount (a JSON number or a decimal string) to minor units.
+ * Throws MoneyError when the amount is negative, not finite, too large, or has
+ * more decimals than the currency allows (10.999 USD, 5.5 JPY).
+ */
+export function toMinorUnits(amount: number | string, currency: string): number {
+  const exponent = currencyExponent(currency);
+  let text: string;
+  if (typeof amount === 'number') {
+    if (!Number.isFinite(amount)) throw new MoneyError('must be a finite number');
+    if (amount < 0) throw new MoneyError('must not be negative');
+    if (amount > MAX_PRICE) throw new MoneyError(`must be at most ${MAX_PRICE}`);
+    text = plainDecimal(amount);
+  } else {
+    text = amount.trim();
+  }
+  const match = DECIMAL.exec(text);
+  if (!match) {
+    throw new MoneyError(
+      text.startsWith('-') ? 'must not be negative' : 'must be a decimal number such as 19.99',
+    );
+  }
+  const whole = match[1]!;
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > exponent) {
+    throw new MoneyError(
+      exponent === 0
+        ? `must be a whole number for ${currency}`
+        : `must have at most ${exponent} decimal places for ${currency}`,
+    );
+  }
+  const minor =
+    BigInt(whole) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
+  if (minor > BigInt(MAX_PRICE) * 10n ** BigInt(exponent)) {
+    throw new MoneyError(`must be at most ${MAX_PRICE}`);
+  }
+  return Number(minor);
+}
+
+/** Minor units back to the API's decimal number (7999 USD -> 79.99). */
+export function fromMinorUnits(minor: number, currency: string): number {
+  return Number(formatMinorUnits(minor, currency));
+}
+
+/** Minor units as a fixed-point decimal string (7999 USD -> "79.99", 500 JPY -> "500"). */
+export function formatMinorUnits(minor: number, currency: string): string {
+  const exponent = currencyExponent(currency);
+  const negative = minor < 0;
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  const whole = digits.slice(0, digits.length - exponent);
+  const fraction = digits.slice(digits.length - exponent);
+  return `${negative ? '-' : ''}${whole}${exponent > 0 ? `.${fraction}` : ''}`;
+}
+
+// A JS number as a plain decimal string: 1e-7 -> "0.0000001", 1e21 -> "1000000000000000000000".
+function plainDecimal(n: number): string {
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  const [mantissa, expPart] = s.toLowerCase().split('e') as [string, string];
+  const exp = Number(expPart);
+  const [intPart, fracPart = ''] = mantissa.split('.') as [string, string?];
+  const digits = intPart + fracPart;
+  const point = intPart.length + exp;
+  if (point <= 0) return `0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return digits + '0'.repeat(point - digits.length);
+  return `${digits.slice(0, point)}.${digits.slice(point)}`;
+}

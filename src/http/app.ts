@@ -1,0 +1,263 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import { AppError } from '../errors.js';
+import { randomBase62 } from '../ids.js';
+import { authenticateKey, touchApiKey } from '../domain/api-keys.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotentRequest,
+  fingerprintRequest,
+  releaseIdempotentRequest,
+} from '../domain/idempotency.js';
+import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
+import { statusOf, writeError } from './error-handler.js';
+import type { AppDeps, Permission, Reply, RouteDef } from './route.js';
+import { parseInput } from './validate.js';
+import { allRoutes } from './routes/index.js';
+
+export const API_VERSION = 'v1';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const LAST_USED_EVERY_MS = 60_000;
+
+const ALLOWED: Record<Exclude<Permission, 'public'>, readonly KeyLevel[]> = {
+  read: ['read_only', 'read_write', 'admin'],
+  write: ['read_write', 'admin'],
+  admin: ['admin'],
+};
+
+function wantsEnvelope(header: string): boolean {
+  return header
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .includes('envelope');
+}
+
+/** Builds the platform API. The same app serves tests, `serve` and the benchmarks. */
+export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const lastTouched = new Map<string, number>();
+
+  // Request id, version, response style, draining, and the one error boundary.
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    const given = ctx.get('x-request-id');
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${randomBase62(20)}`;
+    ctx.state.envelope = wantsEnvelope(ctx.get('prefer'));
+    ctx.set('X-Request-Id', ctx.state.requestId as string);
+    ctx.set('X-API-Version', API_VERSION);
+    if (ctx.state.envelope) ctx.set('Preference-Applied', 'envelope');
+    try {
+      const version = ctx.get('x-api-version');
+      if (version && version !== API_VERSION) {
+        throw new AppError(
+          'invalid_query_parameter',
+          `X-API-Version '${version}' is not supported; supported versions: ${API_VERSION}.`,
+          { field: 'X-API-Version', reason: `must be ${API_VERSION}` },
+        );
+      }
+      if (deps.lifecycle.shuttingDown) {
+        throw new AppError('unavailable', 'The server is shutting down; retry shortly.', {
+          retryAfter: 1,
+        });
+      }
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
+          field: 'path',
+          reason: 'no such route',
+        });
+      }
+    } catch (err) {
+      writeError(ctx, err, deps.logger);
+    }
+    if (
+      ctx.state.envelope &&
+      ctx.status < 400 &&
+      ctx.body !== undefined &&
+      ctx.body !== null &&
+      !ctx.state.raw
+    ) {
+      ctx.body = {
+        success: true,
+        data: ctx.body,
+        meta: { request_id: ctx.state.requestId, timestamp: deps.now().toISOString() },
+      };
+    }
+    if (deps.logger.isLevelEnabled('info')) {
+      deps.logger.info(
+        {
+          request_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          key_id: (ctx.state.key as ApiKeyRow | undefined)?.id,
+        },
+        'request',
+      );
+    }
+  });
+
+  const router = new Router();
+  for (const route of routes) {
+    router[route.method](route.path, ...middlewareFor(route));
+  }
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () =>
+        new AppError('method_not_allowed', 'This method is not allowed on this path.', {
+          reason: 'method not allowed',
+        }),
+      notImplemented: () =>
+        new AppError('method_not_allowed', 'This method is not supported.', {
+          reason: 'method not supported',
+        }),
+    }),
+  );
+  return app;
+
+  function middlewareFor(route: RouteDef): Koa.Middleware[] {
+    const chain: Koa.Middleware[] = [];
+    if (route.permission !== 'public') {
+      const allowed = ALLOWED[route.permission];
+      chain.push(async (ctx, next) => {
+        const key = await authenticate(ctx);
+        ctx.state.key = key;
+        if (!allowed.includes(key.level)) {
+          throw new AppError(
+            'forbidden',
+            `This ${key.level} key cannot ${route.method.toUpperCase()} ${route.path}; it needs ${allowed.join(' or ')}.`,
+            { field: 'Authorization', reason: `needs ${allowed.join(' or ')}` },
+          );
+        }
+        await next();
+      });
+    }
+    if (route.body) {
+      const parse = bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8' });
+      chain.push(async (ctx, next) => {
+        const hasBody =
+          Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+        if (hasBody && !ctx.is('application/json')) {
+          throw new AppError('invalid_request', 'Content-Type must be application/json.', {
+            field: 'Content-Type',
+            reason: 'must be application/json',
+          });
+        }
+        await parse(ctx, next);
+      });
+    }
+    if (route.idempotent) chain.push(idempotency);
+    chain.push(async (ctx) => {
+      const reply = await route.handler(
+        {
+          params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,
+          query: route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined,
+          body: route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined,
+          key: ctx.state.key as ApiKeyRow | undefined,
+          ctx,
+        },
+        deps,
+      );
+      send(ctx, reply);
+    });
+    return chain;
+  }
+
+  async function authenticate(ctx: Koa.Context): Promise<ApiKeyRow> {
+    const header = ctx.get('authorization');
+    if (!header) {
+      throw new AppError(
+        'missing_api_key',
+        'No API key. Send the header Authorization: Bearer <API_KEY>.',
+        {
+          field: 'Authorization',
+          reason: 'missing',
+        },
+      );
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) {
+      throw new AppError(
+        'invalid_api_key',
+        'The Authorization header must be "Bearer <API_KEY>".',
+        {
+          field: 'Authorization',
+          reason: 'not a Bearer token',
+        },
+      );
+    }
+    const key = await authenticateKey(deps.db, match[1]!, deps.config.ENVIRONMENT);
+    const now = deps.now();
+    const last = lastTouched.get(key.id) ?? 0;
+    if (now.getTime() - last > LAST_USED_EVERY_MS) {
+      // last_used_at is advisory: written at most once a minute per key, so reads stay reads.
+      lastTouched.set(key.id, now.getTime());
+      await touchApiKey(deps.db, key.id, now);
+    }
+    return key;
+  }
+
+  async function idempotency(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+    const idemKey = ctx.get('idempotency-key');
+    if (!idemKey) return next();
+    if (idemKey.length > 255) {
+      throw new AppError('invalid_request', 'Idempotency-Key must be at most 255 characters.', {
+        field: 'Idempotency-Key',
+        reason: 'must be at most 255 characters',
+      });
+    }
+    const key = ctx.state.key as ApiKeyRow;
+    const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
+    const stored = await claimIdempotencyKey(
+      deps.db,
+      key.id,
+      idemKey,
+      fingerprintRequest(ctx.method, ctx.path, raw),
+      deps.now(),
+    );
+    if (stored) {
+      ctx.set('Idempotent-Replayed', 'true');
+      ctx.status = stored.status;
+      ctx.body = stored.body;
+      return;
+    }
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
+          field: 'path',
+          reason: 'no such route',
+        });
+      }
+    } catch (err) {
+      // Keep the outcome of a request we refused (4xx); forget one that failed on our side.
+      const status = err instanceof AppError ? statusOf(err.kind) : 500;
+      if (status >= 500 || status === 429) {
+        await releaseIdempotentRequest(deps.db, key.id, idemKey);
+      } else {
+        writeError(ctx, err, deps.logger);
+        await completeIdempotentRequest(deps.db, key.id, idemKey, {
+          status: ctx.status,
+          body: ctx.body,
+        });
+        return;
+      }
+      throw err;
+    }
+    await completeIdempotentRequest(deps.db, key.id, idemKey, {
+      status: ctx.status,
+      body: ctx.body,
+    });
+  }
+}
+
+function send(ctx: Koa.Context, reply: Reply): void {
+  for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  ctx.status = reply.status ?? 200;
+  if (reply.body !== undefined) ctx.body = reply.body;
+}

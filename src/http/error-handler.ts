@@ -1,0 +1,99 @@
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { AppError, type ErrorKind } from '../errors.js';
+
+/**
+ * The one place where error kinds become statuses and bodies (CONTRACT part 6):
+ * shape A `{error:{code,message,details}}` by default, shape B with `Prefer: envelope`.
+ */
+const TABLE: Record<ErrorKind, [status: number, a: string, b: string]> = {
+  missing_api_key: [401, 'unauthorized', 'MISSING_API_KEY'],
+  invalid_api_key: [401, 'unauthorized', 'INVALID_API_KEY'],
+  forbidden: [403, 'forbidden', 'INSUFFICIENT_PERMISSIONS'],
+  invalid_request: [400, 'invalid_request', 'INVALID_REQUEST'],
+  payload_too_large: [413, 'invalid_request', 'INVALID_REQUEST'],
+  method_not_allowed: [405, 'invalid_request', 'INVALID_REQUEST'],
+  missing_query_parameter: [400, 'missing_parameter', 'MISSING_REQUIRED_FIELD'],
+  invalid_query_parameter: [400, 'invalid_parameter', 'INVALID_FIELD_VALUE'],
+  missing_field: [422, 'missing_parameter', 'MISSING_REQUIRED_FIELD'],
+  invalid_field: [422, 'invalid_parameter', 'INVALID_FIELD_VALUE'],
+  field_too_long: [422, 'invalid_parameter', 'FIELD_TOO_LONG'],
+  validation: [422, 'invalid_parameter', 'VALIDATION_ERROR'],
+  not_found: [404, 'not_found', 'RESOURCE_NOT_FOUND'],
+  already_exists: [409, 'already_exists', 'RESOURCE_ALREADY_EXISTS'],
+  conflict: [409, 'conflict', 'RESOURCE_CONFLICT'],
+  rate_limited: [429, 'rate_limit_exceeded', 'RATE_LIMIT_EXCEEDED'],
+  burst_limited: [429, 'rate_limit_exceeded', 'BURST_LIMIT_EXCEEDED'],
+  quota_exceeded: [429, 'rate_limit_exceeded', 'QUOTA_EXCEEDED'],
+  internal: [500, 'internal_error', 'INTERNAL_ERROR'],
+  upstream: [502, 'upstream_error', 'UPSTREAM_ERROR'],
+  unavailable: [503, 'service_unavailable', 'SERVICE_UNAVAILABLE'],
+  timeout: [504, 'timeout', 'TIMEOUT'],
+};
+
+export function statusOf(kind: ErrorKind): number {
+  return TABLE[kind][0];
+}
+
+/** Errors thrown by libraries (body parser, Koa) carry a status; map the ones we expect. */
+function fromLibraryError(err: unknown): AppError | undefined {
+  const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
+  if (typeof e?.status !== 'number' || e.status >= 500) return undefined;
+  if (e.status === 413) {
+    return new AppError('payload_too_large', 'The request body is larger than 1 MiB.', {
+      field: 'body',
+      reason: 'larger than 1 MiB',
+    });
+  }
+  if (e.status === 400 || e.status === 415) {
+    const parse = e.type === 'entity.parse.failed' || /JSON/i.test(e.message ?? '');
+    return new AppError(
+      'invalid_request',
+      parse
+        ? 'The request body is not valid JSON.'
+        : (e.expose && e.message) || 'The request is malformed.',
+      { field: 'body', reason: parse ? 'malformed JSON' : 'malformed request' },
+    );
+  }
+  return undefined;
+}
+
+/** Writes the error response for any thrown value. Unexpected errors become a generic 500. */
+export function writeError(ctx: Koa.Context, err: unknown, logger: Logger): void {
+  let appError = err instanceof AppError ? err : fromLibraryError(err);
+  const requestId = String(ctx.state.requestId ?? '');
+  if (!appError || appError.kind === 'internal') {
+    logger.error(
+      { err, request_id: requestId, method: ctx.method, path: ctx.path },
+      'unhandled error',
+    );
+    appError = new AppError(
+      'internal',
+      `An unexpected error occurred. Quote request id ${requestId} when you report it.`,
+    );
+  }
+  const [status, codeA, codeB] = TABLE[appError.kind];
+  ctx.status = status;
+  for (const [name, value] of Object.entries(appError.headers ?? {})) ctx.set(name, value);
+  if (appError.retryAfter !== undefined)
+    ctx.set('Retry-After', String(Math.max(0, Math.ceil(appError.retryAfter))));
+  if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="agentshelf"');
+  if (status === 503) ctx.set('Connection', 'close');
+  const field = appError.field ?? null;
+  const reason = appError.reason ?? appError.message;
+  if (ctx.state.envelope) {
+    ctx.body = {
+      success: false,
+      error: { code: codeB, message: appError.message, details: { field, reason } },
+      meta: { request_id: requestId, timestamp: new Date().toISOString() },
+    };
+  } else {
+    ctx.body = {
+      error: {
+        code: codeA,
+        message: appError.message,
+        details: field ? `${field}: ${reason}` : reason,
+      },
+    };
+  }
+}

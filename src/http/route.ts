@@ -1,0 +1,76 @@
+import type Koa from 'koa';
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { ApiKeyRow } from '../db/schema.js';
+
+/** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
+export type Permission = 'public' | 'read' | 'write' | 'admin';
+
+/** Everything a route handler may use. Tests build the same object over a real store. */
+export interface AppDeps {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  /** The time; tests may pass a clock they control. */
+  now: () => Date;
+  /** Set when the server is draining: new requests get 503. */
+  lifecycle: { shuttingDown: boolean };
+  /** Called after a product changes (the pipeline debounces a rebuild on it). */
+  onProductsChanged?: () => void;
+}
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The calling key (undefined on public routes). */
+  key: ApiKeyRow | undefined;
+  ctx: Koa.Context;
+}
+
+type Infer<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface RouteDef<
+  PS extends z.ZodType | undefined = z.ZodType | undefined,
+  QS extends z.ZodType | undefined = z.ZodType | undefined,
+  BS extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** Koa path, e.g. /v1/products/:id */
+  path: string;
+  /** OpenAPI operationId, a verb first: listProducts. */
+  operationId: string;
+  summary: string;
+  tag: string;
+  permission: Permission;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** POST routes that honour Idempotency-Key. */
+  idempotent?: boolean;
+  responses: Record<number, RouteResponse>;
+  handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>, deps: AppDeps) => Promise<Reply>;
+}
+
+/** Declares a route; the type parameters flow from the schemas into the handler's input. */
+export function defineRoute<
+  PS extends z.ZodType | undefined = undefined,
+  QS extends z.ZodType | undefined = undefined,
+  BS extends z.ZodType | undefined = undefined,
+>(def: RouteDef<PS, QS, BS>): RouteDef {
+  return def as unknown as RouteDef;
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { defineRoute } from '../route.js';
+import { buildOpenApiDocument } from '../openapi.js';
+
+export const metaRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This OpenAPI 3.1 document',
+    tag: 'Meta',
+    permission: 'public',
+    responses: { 200: { description: 'The OpenAPI document' } },
+    handler: async (_input, { config }) => ({ body: buildOpenApiDocument(config.BASE_URL) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/healthz',
+    operationId: 'getHealth',
+    summary: 'Liveness and store check',
+    tag: 'Meta',
+    permission: 'public',
+    responses: { 200: { description: 'Healthy', schema: z.object({ status: z.literal('ok') }) } },
+    handler: async (_input, { db }) => {
+      await db.selectFrom('product_counts').select('status').limit(1).execute();
+      return { body: { status: 'ok' } };
+    },
+  }),
+];

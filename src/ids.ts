@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export type IdPrefix =
+  'prod' | 'feed' | 'int' | 'wh' | 'evt' | 'rpt' | 'key' | 'sync' | 'req' | 'dlv';
+
+/** Random base62 string of the given length (about 5.95 bits per character). */
+export function randomBase62(length: number): string {
+  // 62 * 4 = 248: bytes at or above 248 are dropped so every character is equally likely.
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** A new prefixed identifier, e.g. `prod_4kXq1Zp9Lm2Ab7Rt`. */
+export function newId(prefix: IdPrefix, length = 16): string {
+  return `${prefix}_${randomBase62(length)}`;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+import { ConfigError } from './config.js';
+import { UsageError } from './cli/args.js';
+import { keysHelp, runKeys } from './cli/keys.js';
+import { migrateHelp, runMigrate } from './cli/migrate.js';
+import { openapiHelp, runOpenapi } from './cli/openapi.js';
+import { runSeed, seedHelp } from './cli/seed.js';
+import { runServe, serveHelp } from './cli/serve.js';
+import { VERSION } from './version.js';
+
+interface Verb {
+  summary: string;
+  help: string;
+  run: (argv: string[]) => Promise<number>;
+}
+
+const VERBS: Record<string, Verb> = {
+  serve: { summary: 'serve the platform API', help: serveHelp, run: runServe },
+  migrate: { summary: 'bring the store to the latest schema', help: migrateHelp, run: runMigrate },
+  keys: { summary: 'create, list and revoke API keys', help: keysHelp, run: runKeys },
+  seed: {
+    summary: 'write the demo catalogue or N synthetic products',
+    help: seedHelp,
+    run: runSeed,
+  },
+  openapi: { summary: 'print the OpenAPI document', help: openapiHelp, run: runOpenapi },
+};
+
+const usage = `agentshelf ${VERSION}: put a product catalogue in front of AI shopping agents.
+
+Usage: agentshelf <command> [options]
+
+Commands:
+${Object.entries(VERBS)
+  .map(([name, verb]) => `  ${name.padEnd(10)}${verb.summary}`)
+  .join('\n')}
+
+Every command takes --help. Settings come from environment variables (README.md).`;
+
+async function main(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
+    console.log(usage);
+    return verb ? 0 : 2;
+  }
+  if (verb === '--version' || verb === '-v') {
+    console.log(VERSION);
+    return 0;
+  }
+  const command = VERBS[verb];
+  if (!command) {
+    console.error(`agentshelf: unknown command '${verb}'\n\n${usage}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`agentshelf ${verb}: ${err.message}\n\n${command.help}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      console.error(`agentshelf: configuration error: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`agentshelf: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exitCode = 1;
+  },
+);

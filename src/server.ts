@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { openStore, type Store } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { createApp } from './http/app.js';
+import type { AppDeps } from './http/route.js';
+
+export interface RunningServer {
+  /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
+  url: string;
+  port: number;
+  store: Store;
+  deps: AppDeps;
+  /** The admin key created on first start with an empty key table, if any. */
+  firstAdminKey?: string;
+  /** Stops accepting, lets requests in flight finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger: Logger;
+  now?: () => Date;
+  /** Create and report an admin key when the store has no live key (serve does; tests may not). */
+  createFirstAdminKey?: boolean;
+}
+
+/**
+ * Opens and migrates the store, then serves the platform API on HOST:PORT
+ * (port 0 picks a free one). The caller decides what to do with signals.
+ */
+export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
+  const store = openStore(config);
+  await migrateToLatest(store.db);
+  let firstAdminKey: string | undefined;
+  if (options.createFirstAdminKey && (await countActiveApiKeys(store.db)) === 0) {
+    const created = await createApiKey(
+      store.db,
+      { level: 'admin', name: 'first admin key' },
+      { environment: config.ENVIRONMENT, defaultPlan: config.DEFAULT_PLAN },
+    );
+    firstAdminKey = created.secret;
+  }
+  const deps: AppDeps = {
+    db: store.db,
+    config,
+    logger: options.logger,
+    now: options.now ?? (() => new Date()),
+    lifecycle: { shuttingDown: false },
+  };
+  const app = createApp(deps);
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      deps.lifecycle.shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+      await closed;
+      clearTimeout(timer);
+      await store.close();
+    })());
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    store,
+    deps,
+    close,
+    ...(firstAdminKey ? { firstAdminKey } : {}),
+  };
+}
