@@ -1,0 +1,7 @@
+export interface Benchmark {
+  title: string;
+  run: () => Promise<void>;
+}
+
+/** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
+export const benchmarks: Record<string, Benchmark> = {};

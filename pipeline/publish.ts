@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { once } from 'node:events';
+import zlib from 'node:zlib';
+import { randomBase62 } from '../src/ids.js';
+
+export interface PublishResult {
+  /** false when the new content equals the published file: nothing was replaced. */
+  changed: boolean;
+  /** Hex SHA-256 of the content (a strong ETag source). */
+  sha256: string;
+  bytes: number;
+  path: string;
+}
+
+export interface AtomicFileOptions {
+  /** Also publish a gzip sibling (`<file>.gz`), compressed while writing. Default true. */
+  gzip?: boolean;
+  /** gzip level; compression runs on libuv's thread pool, beside the JS that builds the content. */
+  gzipLevel?: number;
+  /** SHA-256 of the published file, when the caller knows it, to skip re-reading it. */
+  previousSha256?: string;
+}
+
+/**
+ * A file written under a temporary name in its final directory and renamed into place on
+ * commit, so a reader sees the old file or the new one, never a part. Content equal to the
+ * published file is not rewritten (its bytes, mtime and ETag stay). Writes honour
+ * backpressure: `await file.write(chunk)` only waits when the stream's buffer is full.
+ */
+export class AtomicFile {
+  readonly path: string;
+  private readonly tmp: string;
+  private readonly out: fs.WriteStream;
+  private readonly gzipTmp: string | undefined;
+  private readonly gzip: zlib.Gzip | undefined;
+  private readonly gzipOut: fs.WriteStream | undefined;
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+  private done = false;
+
+  constructor(
+    finalPath: string,
+    private readonly options: AtomicFileOptions = {},
+  ) {
+    this.path = finalPath;
+    fs.mkdirSync(path.dirname(finalPath), { recursive: true });
+    const suffix = `.tmp-${process.pid}-${randomBase62(8)}`;
+    this.tmp = path.join(path.dirname(finalPath), `.${path.basename(finalPath)}${suffix}`);
+    this.out = fs.createWriteStream(this.tmp, { highWaterMark: 1 << 20 });
+    if (options.gzip ?? true) {
+      this.gzipTmp = `${this.tmp}.gz`;
+      this.gzip = zlib.createGzip({ level: options.gzipLevel ?? 6 });
+      this.gzipOut = fs.createWriteStream(this.gzipTmp, { highWaterMark: 1 << 20 });
+      this.gzip.pipe(this.gzipOut);
+    }
+  }
+
+  /** Appends a chunk; resolves at once unless a buffer is full. */
+  write(chunk: string | Buffer): Promise<void> | undefined {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.hash.update(buf);
+    this.bytes += buf.length;
+    const okPlain = this.out.write(buf);
+    const okGzip = this.gzip ? this.gzip.write(buf) : true;
+    if (okPlain && okGzip) return undefined;
+    const waits: Promise<unknown>[] = [];
+    if (!okPlain) waits.push(once(this.out, 'drain'));
+    if (!okGzip && this.gzip) waits.push(once(this.gzip, 'drain'));
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** Finishes the file and renames it (and its .gz) into place unless the content is unchanged. */
+  async commit(): Promise<PublishResult> {
+    if (this.done) throw new Error(`${this.path} was already committed or aborted`);
+    this.done = true;
+    this.out.end();
+    await once(this.out, 'close');
+    if (this.gzip && this.gzipOut) {
+      this.gzip.end();
+      await once(this.gzipOut, 'close');
+    }
+    const sha256 = this.hash.digest('hex');
+    const previous = this.options.previousSha256 ?? (await sha256OfFile(this.path));
+    const unchanged = previous === sha256 && (!this.gzipTmp || fs.existsSync(`${this.path}.gz`));
+    if (unchanged) {
+      await removeQuietly(this.tmp);
+      if (this.gzipTmp) await removeQuietly(this.gzipTmp);
+      return { changed: false, sha256, bytes: this.bytes, path: this.path };
+    }
+    // The .gz goes first: a reader choosing it by Accept-Encoding never gets an older body
+    // than a reader of the plain file would after both renames.
+    if (this.gzipTmp) await fs.promises.rename(this.gzipTmp, `${this.path}.gz`);
+    await fs.promises.rename(this.tmp, this.path);
+    return { changed: true, sha256, bytes: this.bytes, path: this.path };
+  }
+
+  /** Drops the temporary files; the published file is untouched. */
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    this.out.destroy();
+    this.gzip?.destroy();
+    this.gzipOut?.destroy();
+    await removeQuietly(this.tmp);
+    if (this.gzipTmp) await removeQuietly(this.gzipTmp);
+  }
+}
+
+/** Publishes a whole small file (index.json, a brand page) atomically. */
+export async function publishFile(
+  finalPath: string,
+  content: string | Buffer,
+  options: AtomicFileOptions = {},
+): Promise<PublishResult> {
+  const file = new AtomicFile(finalPath, options);
+  try {
+    await file.write(content);
+    return await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
+  }
+}
+
+/** Hex SHA-256 of a file, or undefined when it does not exist. */
+export async function sha256OfFile(file: string): Promise<string | undefined> {
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }))
+      hash.update(chunk as Buffer);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return hash.digest('hex');
+}
+
+/** Removes temporary files a killed run left behind (`.<name>.tmp-<pid>-...`) under a directory. */
+export async function removeStaleTemporaries(dir: string): Promise<number> {
+  let removed = 0;
+  const walk = async (d: string): Promise<void> => {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) await walk(full);
+      else if (/^\..+\.tmp-\d+-[A-Za-z0-9]+(\.gz)?$/.test(e.name)) {
+        await removeQuietly(full);
+        removed++;
+      }
+    }
+  };
+  await walk(dir);
+  return removed;
+}
+
+async function removeQuietly(file: string): Promise<void> {
+  await fs.promises.rm(file, { force: true });
+}
