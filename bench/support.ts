@@ -1,0 +1,196 @@
+/**
+ * Shared pieces of the benchmarks: a scratch directory, the CLI and servers as child processes,
+ * load generation with wrk (or autocannon when wrk is missing), peak RSS, medians and ratios.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const MAIN = path.join(ROOT, 'build', 'src', 'main.js');
+
+/** A fresh directory under bench/.work/ (git-ignored). */
+export function scratchDir(name: string, options: { keep?: boolean } = {}): string {
+  const dir = path.join(ROOT, 'bench', '.work', name);
+  if (!options.keep) fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Runs the agentshelf CLI to completion; throws with its stderr on failure. Returns stdout. */
+export function runCli(args: string[], env: Record<string, string>): string {
+  const res = spawnSync(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
+  if (res.status !== 0) throw new Error(`agentshelf ${args.join(' ')} exited ${res.status}`);
+  return res.stdout;
+}
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  /** Peak resident set size so far, in MB (VmHWM). */
+  peakRssMb(): number;
+  stop(): Promise<void>;
+}
+
+/** Peak RSS of a live process in MB, from /proc/<pid>/status. */
+export function peakRssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+/** Starts a child and resolves once a line of its stdout matches `ready`. */
+export async function startChild(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; ready: RegExp; timeoutMs?: number },
+): Promise<Child & { match: RegExpMatchArray; output: () => string }> {
+  const child = spawn(command, args, {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${command} ${args.join(' ')}: not ready after ${options.timeoutMs ?? 30000} ms:\n${output}`,
+          ),
+        ),
+      options.timeoutMs ?? 30_000,
+    );
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      output += chunk;
+      const m = output.match(options.ready);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited ${code} before it was ready:\n${output}`));
+    });
+  });
+  child.stdout!.resume();
+  return {
+    process: child,
+    pid: child.pid!,
+    match,
+    output: () => output,
+    peakRssMb: () => peakRssMb(child.pid!),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** `agentshelf serve` on a free port over DATA_DIR, logging only warnings. */
+export async function startAgentshelf(env: Record<string, string>) {
+  return startChild(process.execPath, [MAIN, 'serve'], {
+    env: { PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    ready: /serving the platform API at (http:\/\/\S+)/,
+    timeoutMs: 120_000,
+  });
+}
+
+export interface LoadResult {
+  tool: 'wrk' | 'autocannon';
+  rps: number;
+  p99ms: number;
+  errors: number;
+}
+
+export function hasCommand(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Drives load at a URL for `seconds` with `connections`. With wrk, `lua` may script requests
+ * (random ids, headers). Without wrk, autocannon runs with the same headers (and fixed paths).
+ */
+export async function load(options: {
+  url: string;
+  connections: number;
+  seconds: number;
+  headers?: Record<string, string>;
+  lua?: string;
+}): Promise<LoadResult> {
+  if (hasCommand('wrk')) {
+    const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
+    let script: string | undefined;
+    if (options.lua || options.headers) {
+      script = path.join(
+        scratchDir('wrk-scripts', { keep: true }),
+        `s${process.pid}-${Date.now()}.lua`,
+      );
+      const headerLines = Object.entries(options.headers ?? {})
+        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+        .join('\n');
+      fs.writeFileSync(script, `${headerLines}\n${options.lua ?? ''}\n`);
+      args.push('-s', script);
+    }
+    args.push(options.url);
+    const res = spawnSync('wrk', args, { encoding: 'utf8' });
+    if (script) fs.rmSync(script, { force: true });
+    if (res.status !== 0) throw new Error(`wrk failed: ${res.stderr}`);
+    const out = res.stdout;
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+    const p99 = /\s99%\s+([\d.]+)(us|ms|s)\b/.exec(out);
+    const p99ms = p99
+      ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1)
+      : NaN;
+    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+    const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+    return { tool: 'wrk', rps, p99ms, errors };
+  }
+  const { default: autocannon } = await import('autocannon');
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.seconds,
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  return {
+    tool: 'autocannon',
+    rps: result.requests.average,
+    p99ms: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/** Prints a Markdown table. */
+export function table(headers: string[], rows: (string | number)[][]): void {
+  console.log(`| ${headers.join(' | ')} |`);
+  console.log(`|${headers.map(() => '---').join('|')}|`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+}
+
+/** "PASS" or "MISS" against a target, for the figures a benchmark prints. */
+export function verdict(ok: boolean): string {
+  return ok ? 'PASS' : 'MISS';
+}
