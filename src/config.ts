@@ -11,6 +11,11 @@ const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** A feature switch: on/off (also true/false, 1/0, yes/no). */
+const onOff = z
+  .enum(['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'on' || v === 'true' || v === '1' || v === 'yes');
+
 const port = z.coerce.number().int().min(0).max(65535);
 
 const retrySchedule = z
@@ -42,6 +47,13 @@ const ConfigSchema = z.object({
   ]),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** Per-key burst, per-minute and monthly limits; off only for benchmarks and trusted setups. */
+  RATE_LIMITS: onOff.default(true),
+  /** The audit log of authenticated requests; off only for benchmarks and trusted setups. */
+  AUDIT_LOG: onOff.default(true),
+  AUDIT_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  AUDIT_FLUSH_ROWS: z.coerce.number().int().min(1).max(10_000).default(500),
+  USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
 });
 

@@ -5,6 +5,9 @@ import type { Config } from './config.js';
 import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { AuditWriter } from './domain/audit-writer.js';
+import { monthOf, MonthlyUsage } from './domain/monthly-usage.js';
+import { RateLimiter } from './domain/rate-limiter.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 
@@ -16,7 +19,10 @@ export interface RunningServer {
   deps: AppDeps;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
-  /** Stops accepting, lets requests in flight finish, then closes the store. */
+  /**
+   * Stops accepting, lets requests in flight finish, writes the queued audit entries and
+   * usage counts, then closes the store.
+   */
   close(): Promise<void>;
 }
 
@@ -43,20 +49,46 @@ export async function startServer(config: Config, options: StartOptions): Promis
     );
     firstAdminKey = created.secret;
   }
+  const now = options.now ?? (() => new Date());
+  let usage: MonthlyUsage | undefined;
+  if (config.RATE_LIMITS) {
+    usage = new MonthlyUsage(store.db, options.logger);
+    await usage.load(monthOf(now().getTime()).id);
+    usage.start(config.USAGE_FLUSH_MS);
+  }
+  let audit: AuditWriter | undefined;
+  if (config.AUDIT_LOG) {
+    audit = new AuditWriter(store.db, options.logger, {
+      flushMs: config.AUDIT_FLUSH_MS,
+      flushRows: config.AUDIT_FLUSH_ROWS,
+      retentionDays: config.AUDIT_RETENTION_DAYS,
+      now,
+    });
+    audit.start();
+  }
   const deps: AppDeps = {
     db: store.db,
     config,
     logger: options.logger,
-    now: options.now ?? (() => new Date()),
+    now,
     lifecycle: { shuttingDown: false },
+    ...(usage ? { limiter: new RateLimiter(usage) } : {}),
+    ...(audit ? { audit } : {}),
   };
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.PORT, config.HOST, () => resolve());
+    });
+  } catch (err) {
+    await audit?.close();
+    await usage?.close();
+    await store.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
 
@@ -69,6 +101,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await closed;
       clearTimeout(timer);
+      // Every request has finished: write what the batches still hold, then close the store.
+      await audit?.close();
+      await usage?.close();
       await store.close();
     })());
 

@@ -70,12 +70,36 @@ export interface IdempotencyKeyTable {
   created_at: Timestamp;
 }
 
+/** Requests counted against a key's monthly quota, per calendar month (UTC). */
+export interface ApiKeyUsageTable {
+  api_key_id: string;
+  /** `YYYY-MM`, UTC. */
+  month: string;
+  requests: number;
+}
+
+/** One row per authenticated request (CONTRACT part 5), written in batches. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  /** When the request arrived. */
+  created_at: Timestamp;
+  api_key_id: string;
+  method: string;
+  /** The path without the query string. */
+  path: string;
+  status: number;
+  request_id: string;
+  client_ip: string | null;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
   events: EventTable;
   api_keys: ApiKeyTable;
   idempotency_keys: IdempotencyKeyTable;
+  api_key_usage: ApiKeyUsageTable;
+  audit_log: AuditLogTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -85,6 +109,8 @@ export type EventRow = Selectable<EventTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type NewApiKeyRow = Insertable<ApiKeyTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
+export type AuditLogRow = Selectable<AuditLogTable>;
+export type NewAuditLogRow = Insertable<AuditLogTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

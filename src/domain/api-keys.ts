@@ -7,6 +7,7 @@ import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
 import { AppError, notFound } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { text } from './fields.js';
+import { KeyLimitsView, limitsOfKey, presentKeyLimits } from './plans.js';
 
 export const KEY_LEVELS = ['read_only', 'read_write', 'admin'] as const;
 
@@ -20,9 +21,21 @@ export const ApiKeyCreate = z.strictObject({
   level: z.enum(KEY_LEVELS),
   name: text(100, { min: 1 }).optional(),
   plan: z.enum(PLAN_NAMES).optional(),
-  rpm: z.int().min(1).max(10_000_000).optional(),
-  burst: z.int().min(6).max(20_000_000).optional(),
-  monthly: z.int().min(1).max(1_000_000_000_000).optional(),
+  rpm: z
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .optional()
+    .meta({ description: "Overrides the plan's requests per minute" }),
+  burst: z.int().min(6).max(20_000_000).optional().meta({
+    description: "Overrides the plan's burst per minute (floor(burst/6) requests in 10 seconds)",
+  }),
+  monthly: z
+    .int()
+    .min(1)
+    .max(1_000_000_000_000)
+    .optional()
+    .meta({ description: "Overrides the plan's requests per calendar month (UTC)" }),
 });
 export type ApiKeyCreateInput = z.infer<typeof ApiKeyCreate>;
 
@@ -35,9 +48,10 @@ export const ApiKey = z
     prefix: z.string(),
     last4: z.string(),
     plan: z.string(),
-    rpm: z.int().nullable(),
-    burst: z.int().nullable(),
-    monthly: z.int().nullable(),
+    rpm: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
+    burst: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
+    monthly: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
+    limits: KeyLimitsView,
     created_at: z.string(),
     last_used_at: z.string().nullable(),
     revoked_at: z.string().nullable(),
@@ -61,6 +75,7 @@ export function presentApiKey(row: ApiKeyRow): ApiKey {
     rpm: row.rpm,
     burst: row.burst,
     monthly: row.monthly,
+    limits: presentKeyLimits(limitsOfKey(row)),
     created_at: row.created_at,
     last_used_at: row.last_used_at,
     revoked_at: row.revoked_at,
@@ -127,6 +142,20 @@ export async function revokeApiKey(db: Db, id: string, now: Date = new Date()): 
   return presentApiKey({ ...row, revoked_at });
 }
 
+/**
+ * A 401 for a key the store knows (revoked): it names the key, so the request can still be
+ * written to the audit log under that key.
+ */
+export class RefusedKeyError extends AppError {
+  constructor(
+    readonly keyId: string,
+    message: string,
+    options: { field: string; reason: string },
+  ) {
+    super('invalid_api_key', message, options);
+  }
+}
+
 function environmentOfSecret(secret: string): Environment | undefined {
   return (Object.entries(KEY_PREFIXES) as [Environment, string][]).find(([, p]) =>
     secret.startsWith(p),
@@ -164,14 +193,10 @@ export async function authenticateKey(
     });
   }
   if (row.revoked_at) {
-    throw new AppError(
-      'invalid_api_key',
-      `The API key ${row.id} was revoked at ${row.revoked_at}.`,
-      {
-        field: 'Authorization',
-        reason: 'revoked key',
-      },
-    );
+    throw new RefusedKeyError(row.id, `The API key ${row.id} was revoked at ${row.revoked_at}.`, {
+      field: 'Authorization',
+      reason: 'revoked key',
+    });
   }
   return row;
 }

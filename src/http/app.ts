@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { authenticateKey, touchApiKey } from '../domain/api-keys.js';
+import { authenticateKey, RefusedKeyError, touchApiKey } from '../domain/api-keys.js';
 import {
   claimIdempotencyKey,
   completeIdempotentRequest,
@@ -11,7 +11,9 @@ import {
   releaseIdempotentRequest,
 } from '../domain/idempotency.js';
 import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
+import { auditRequest } from './audit.js';
 import { statusOf, writeError } from './error-handler.js';
+import { limitRequests } from './limits.js';
 import type { AppDeps, Permission, Reply, RouteDef } from './route.js';
 import { parseInput } from './validate.js';
 import { allRoutes } from './routes/index.js';
@@ -85,6 +87,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         meta: { request_id: ctx.state.requestId, timestamp: deps.now().toISOString() },
       };
     }
+    if (deps.audit) auditRequest(ctx, deps.audit);
     if (deps.logger.isLevelEnabled('info')) {
       deps.logger.info(
         {
@@ -125,8 +128,23 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     if (route.permission !== 'public') {
       const allowed = ALLOWED[route.permission];
       chain.push(async (ctx, next) => {
-        const key = await authenticate(ctx);
+        ctx.state.receivedAt = deps.now();
+        let key: ApiKeyRow;
+        try {
+          key = await authenticate(ctx);
+        } catch (err) {
+          // A revoked key is still known: its refusal goes to the audit log under its id.
+          if (err instanceof RefusedKeyError) ctx.state.auditKeyId = err.keyId;
+          throw err;
+        }
         ctx.state.key = key;
+        ctx.state.auditKeyId = key.id;
+        await next();
+      });
+      // Limits before permissions: a key that keeps calling what it may not still uses capacity.
+      if (deps.limiter) chain.push(limitRequests(deps.limiter, deps.config.DEFAULT_PLAN));
+      chain.push(async (ctx, next) => {
+        const key = ctx.state.key as ApiKeyRow;
         if (!allowed.includes(key.level)) {
           throw new AppError(
             'forbidden',
@@ -192,7 +210,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
       );
     }
     const key = await authenticateKey(deps.db, match[1]!, deps.config.ENVIRONMENT);
-    const now = deps.now();
+    const now = ctx.state.receivedAt as Date;
     const last = lastTouched.get(key.id) ?? 0;
     if (now.getTime() - last > LAST_USED_EVERY_MS) {
       // last_used_at is advisory: written at most once a minute per key, so reads stay reads.

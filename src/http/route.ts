@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeyRow } from '../db/schema.js';
+import type { AuditWriter } from '../domain/audit-writer.js';
+import type { RateLimiter } from '../domain/rate-limiter.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -17,6 +19,10 @@ export interface AppDeps {
   now: () => Date;
   /** Set when the server is draining: new requests get 503. */
   lifecycle: { shuttingDown: boolean };
+  /** Per-key limits; absent when RATE_LIMITS=off. */
+  limiter?: RateLimiter;
+  /** The audit log's batched writer; absent when AUDIT_LOG=off. */
+  audit?: AuditWriter;
   /** Called after a product changes (the pipeline debounces a rebuild on it). */
   onProductsChanged?: () => void;
 }

@@ -41,9 +41,10 @@ export interface TestServer {
 export async function startTestServer(
   t: Test,
   env: Record<string, string> = {},
-  options: { now?: () => Date } = {},
+  options: { now?: () => Date; dir?: string } = {},
 ): Promise<TestServer> {
-  const dir = t.testdir({});
+  // A given dir lets a test start a second server over the first one's store (a restart).
+  const dir = options.dir ?? t.testdir({});
   const config = loadConfig({
     DATA_DIR: dir,
     PUBLIC_DIR: path.join(dir, 'public'),
@@ -68,10 +69,13 @@ export async function startTestServer(
     );
     return { id: key.id, secret };
   };
+  // The ready-made keys allow far more than any test sends, so only the tests of limits
+  // (which create their own keys) ever meet a 429.
+  const roomy = { rpm: 10_000_000, burst: 20_000_000, monthly: 1_000_000_000_000 };
   const keys = {
-    admin: (await createKey('admin')).secret,
-    read_write: (await createKey('read_write')).secret,
-    read_only: (await createKey('read_only')).secret,
+    admin: (await createKey('admin', roomy)).secret,
+    read_write: (await createKey('read_write', roomy)).secret,
+    read_only: (await createKey('read_only', roomy)).secret,
   };
   const request = async (method: string, urlPath: string, opts: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

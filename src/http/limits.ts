@@ -1,0 +1,23 @@
+import type Koa from 'koa';
+import type { PlanName } from '../config.js';
+import type { ApiKeyRow } from '../db/schema.js';
+import { limitsOfKey } from '../domain/plans.js';
+import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
+
+/**
+ * The per-key checks (CONTRACT part 5), after authentication. Every response to an
+ * authenticated request carries the minute window's X-RateLimit-* headers, the 429s too;
+ * the error handler adds Retry-After from the error.
+ */
+export function limitRequests(limiter: RateLimiter, fallbackPlan: PlanName): Koa.Middleware {
+  return async (ctx, next) => {
+    const key = ctx.state.key as ApiKeyRow;
+    const limits = limitsOfKey(key, fallbackPlan);
+    const decision = limiter.consume(key.id, limits, (ctx.state.receivedAt as Date).getTime());
+    ctx.set('X-RateLimit-Limit', String(decision.limit));
+    ctx.set('X-RateLimit-Remaining', String(decision.remaining));
+    ctx.set('X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));
+    if (decision.refusedBy) throw limitError(decision, limits);
+    await next();
+  };
+}
