@@ -14,7 +14,8 @@ Manage API keys. Keys are shown once, when created, and stored only as SHA-256 h
               [--rpm N --burst N --monthly N] [--json]
       Prints the new key alone on stdout (with --json: the key record and the key).
   keys list [--json]
-      Lists keys: id, level, plan, prefix and last 4 characters, created, last used, revoked.
+      Lists keys: id, level, plan, the limits in force, prefix and last 4 characters,
+      created, last used, revoked (never the keys themselves).
   keys revoke ID [--json]
       Revokes a key at once.
 
@@ -68,7 +69,17 @@ export async function runKeys(argv: string[]): Promise<number> {
           console.log(JSON.stringify(keys));
         } else {
           console.log(
-            ['ID', 'LEVEL', 'PLAN', 'KEY', 'CREATED', 'LAST USED', 'REVOKED', 'NAME'].join('\t'),
+            [
+              'ID',
+              'LEVEL',
+              'PLAN',
+              'LIMITS',
+              'KEY',
+              'CREATED',
+              'LAST USED',
+              'REVOKED',
+              'NAME',
+            ].join('\t'),
           );
           for (const k of keys) {
             console.log(
@@ -76,6 +87,7 @@ export async function runKeys(argv: string[]): Promise<number> {
                 k.id,
                 k.level,
                 k.plan,
+                `${k.limits.per_minute}/min, ${k.limits.burst_per_minute} burst/min, ${k.limits.monthly ?? 'unlimited'}/month`,
                 `${k.prefix}...${k.last4}`,
                 k.created_at,
                 k.last_used_at ?? '-',
@@ -102,9 +114,14 @@ export async function runKeys(argv: string[]): Promise<number> {
     }
   } catch (err) {
     if (err instanceof AppError) {
-      const flag = err.field ? `--${err.field}` : '';
-      console.error(`error: ${flag ? `${flag} ` : ''}${err.reason ?? err.message}`);
-      return err.kind === 'not_found' ? 1 : 2;
+      if (err.kind === 'not_found') {
+        console.error(`error: ${err.message}`);
+        return 1;
+      }
+      // Validation errors name a body field, which is the flag of the same name here.
+      const flag = err.field ? `--${err.field} ` : '';
+      console.error(`error: ${flag}${err.reason ?? err.message}`);
+      return 2;
     }
     throw err;
   } finally {

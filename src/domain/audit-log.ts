@@ -19,6 +19,13 @@ export type AuditEntry = z.infer<typeof AuditEntry>;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** Date.parse reads 2026-11-31 as December 1st; refuse days the month does not have. */
+function isCalendarDate(v: string): boolean {
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(y, m - 1, d));
+  return probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d;
+}
+
 /**
  * A date (`2026-11-21`, a whole UTC day) or a date-time with a zone, as an ISO string in UTC.
  * `end` makes a bare date mean the end of that day, so `until=2026-11-21` includes the 21st.
@@ -28,7 +35,11 @@ function queryDate(end: boolean) {
     .string()
     .check((ctx) => {
       const v = ctx.value;
-      if ((!DATE.test(v) && !DATE_TIME.test(v)) || Number.isNaN(Date.parse(v))) {
+      if (
+        (!DATE.test(v) && !DATE_TIME.test(v)) ||
+        !isCalendarDate(v) ||
+        Number.isNaN(Date.parse(v))
+      ) {
         ctx.issues.push({
           code: 'custom',
           input: v,
