@@ -1,3 +1,4 @@
+import type { CompiledQuery } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../db/database.js';
 import type { AuditLogRow, NewAuditLogRow } from '../db/schema.js';
@@ -101,18 +102,54 @@ export function presentAuditEntry(row: AuditLogRow): AuditEntry {
   };
 }
 
-// 8 columns a row: 400 rows stay far below SQLite's limit on bound parameters.
-const ROWS_PER_INSERT = 400;
+// 7 parameters a row: 400 rows stay far below SQLite's limit on bound parameters.
+export const ROWS_PER_INSERT = 400;
+const COLUMNS = [
+  'created_at',
+  'api_key_id',
+  'method',
+  'path',
+  'status',
+  'request_id',
+  'client_ip',
+] as const;
+
+// Building the statement for 400 rows cost about as much as SQLite took to insert them, and
+// it is the same text every time: it is compiled once per store and reused with new values.
+const fullChunkStatements = new WeakMap<Db, CompiledQuery>();
+
+function fullChunkStatement(db: Db, chunk: NewAuditLogRow[]): CompiledQuery {
+  let compiled = fullChunkStatements.get(db);
+  if (!compiled) {
+    // Rows with their columns in COLUMNS order make a statement whose placeholders follow it.
+    const ordered = chunk.map((row) => Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])));
+    compiled = db
+      .insertInto('audit_log')
+      .values(ordered as NewAuditLogRow[])
+      .compile();
+    if (compiled.parameters.length !== chunk.length * COLUMNS.length) {
+      throw new Error('audit_log insert: unexpected statement shape');
+    }
+    fullChunkStatements.set(db, compiled);
+  }
+  return compiled;
+}
 
 /** Writes entries in one transaction. */
 export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-      await trx
-        .insertInto('audit_log')
-        .values(rows.slice(i, i + ROWS_PER_INSERT))
-        .execute();
+      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+      if (chunk.length < ROWS_PER_INSERT) {
+        await trx.insertInto('audit_log').values(chunk).execute();
+        continue;
+      }
+      const parameters: unknown[] = [];
+      for (const row of chunk) {
+        for (const column of COLUMNS) parameters.push(row[column] ?? null);
+      }
+      await trx.executeQuery({ ...fullChunkStatement(db, chunk), parameters });
     }
   });
 }

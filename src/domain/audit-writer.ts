@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { NewAuditLogRow } from '../db/schema.js';
-import { insertAuditEntries, sweepAuditLog } from './audit-log.js';
+import { insertAuditEntries, ROWS_PER_INSERT, sweepAuditLog } from './audit-log.js';
 
 export interface AuditWriterOptions {
   /** Write what is queued this often (AUDIT_FLUSH_MS). */
@@ -50,7 +50,7 @@ export class AuditWriter {
       this.flushSoon = true;
       setImmediate(() => {
         this.flushSoon = false;
-        void this.flush();
+        void this.enqueue(() => this.writeQueued(false));
       });
     }
   }
@@ -66,7 +66,7 @@ export class AuditWriter {
 
   /** Writes every queued entry. Never rejects: a failed batch goes back to the queue. */
   flush(): Promise<void> {
-    return this.enqueue(() => this.writeQueued());
+    return this.enqueue(() => this.writeQueued(true));
   }
 
   /** Deletes entries older than the retention period. Resolves to how many went. */
@@ -96,10 +96,16 @@ export class AuditWriter {
     return run;
   }
 
-  private async writeQueued(): Promise<void> {
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
+  /**
+   * Writes the queue; with `all` false (a flush because the queue grew), only whole chunks of
+   * ROWS_PER_INSERT, whose statement is prepared once, and the rest waits for the timer.
+   */
+  private async writeQueued(all: boolean): Promise<void> {
+    const whole = Math.floor(this.queue.length / ROWS_PER_INSERT) * ROWS_PER_INSERT;
+    const count = all || whole === 0 ? this.queue.length : whole;
+    if (count === 0) return;
+    const batch = this.queue.slice(0, count);
+    this.queue = this.queue.slice(count);
     try {
       await insertAuditEntries(this.db, batch);
       if (this.dropped > 0) {

@@ -1,0 +1,93 @@
+/**
+ * Limits benchmark (issue 3): GET /v1/products/:id (random ids, 50 connections) with rate
+ * limits and the audit log on, beside the same server with RATE_LIMITS=off AUDIT_LOG=off, on
+ * one store. The two run back to back in each round, in alternating order; the on/off ratio
+ * is taken per round, then the median.
+ */
+import type { Benchmark } from './registry.js';
+import { prepareStore } from './api.js';
+import { fmt, load, median, runCli, startAgentshelf, table, verdict } from './support.js';
+
+const N = Number(process.env.BENCH_API_PRODUCTS ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const TARGET = 0.85;
+
+async function run(): Promise<void> {
+  const { env, key } = await prepareStore('limits', N);
+  const admin = runCli(['keys', 'create', '--level', 'admin', '--name', 'bench admin'], env).trim();
+  const on = await startAgentshelf(env);
+  const off = await startAgentshelf({ ...env, RATE_LIMITS: 'off', AUDIT_LOG: 'off' });
+  const servers = { on: { child: on, url: on.match[1]! }, off: { child: off, url: off.match[1]! } };
+  const auth = { Authorization: `Bearer ${key}` };
+  const randomId = `request = function()
+  return wrk.format("GET", string.format("/v1/products/syn_%08d", math.random(0, ${N - 1})))
+end`;
+  const measure = (url: string, seconds: number, connections = 50) =>
+    load({
+      url: `${url}/v1/products/syn_00000001`,
+      connections,
+      seconds,
+      headers: auth,
+      lua: randomId,
+    });
+  try {
+    await measure(servers.on.url, 2, 10);
+    await measure(servers.off.url, 2, 10);
+    const rounds: { on: number; off: number; onP99: number; offP99: number; errors: number }[] = [];
+    let tool = '';
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+      const result: Record<'on' | 'off', Awaited<ReturnType<typeof measure>>> = {} as never;
+      for (const which of order) result[which] = await measure(servers[which].url, SECONDS);
+      tool = result.on.tool;
+      rounds.push({
+        on: result.on.rps,
+        off: result.off.rps,
+        onP99: result.on.p99ms,
+        offP99: result.off.p99ms,
+        errors: result.on.errors + result.off.errors,
+      });
+      console.log(
+        `round ${round + 1} (${order.join(' then ')}): on ${fmt(result.on.rps)} req/s (p99 ${fmt(result.on.p99ms, 1)} ms), off ${fmt(result.off.rps)} req/s (p99 ${fmt(result.off.p99ms, 1)} ms), ratio ${fmt(result.on.rps / result.off.rps, 2)}`,
+      );
+    }
+    const ratio = median(rounds.map((r) => r.on / r.off));
+    console.log(
+      `\n${fmt(N)} products, ${ROUNDS} rounds of ${SECONDS} s, 50 connections, load by ${tool}; medians (ratio per round):\n`,
+    );
+    table(
+      ['what', 'req/s', 'p99 ms', 'baseline req/s', 'ratio', 'target', 'verdict'],
+      [
+        [
+          'GET /v1/products/:id, limits + audit on',
+          fmt(median(rounds.map((r) => r.on))),
+          fmt(median(rounds.map((r) => r.onP99)), 1),
+          `${fmt(median(rounds.map((r) => r.off)))} (same server, RATE_LIMITS=off AUDIT_LOG=off; p99 ${fmt(median(rounds.map((r) => r.offP99)), 1)} ms)`,
+          fmt(ratio, 2),
+          `>= ${TARGET}`,
+          verdict(ratio >= TARGET),
+        ],
+      ],
+    );
+    const errors = rounds.reduce((a, r) => a + r.errors, 0);
+    if (errors)
+      console.log(`\nWARNING: ${errors} errors or non-2xx responses (429s?) during the runs`);
+    // Proof the "on" server really audited: its entries, read back through the API.
+    const res = await fetch(`${servers.on.url}/v1/audit-log?limit=1`, {
+      headers: { Authorization: `Bearer ${admin}` },
+    });
+    const audited = ((await res.json()) as { pagination: { total: number } }).pagination.total;
+    console.log(
+      `\naudit entries written by the "on" server: ${fmt(audited)}; peak RSS on ${on.peakRssMb()} MB, off ${off.peakRssMb()} MB`,
+    );
+  } finally {
+    await on.stop();
+    await off.stop();
+  }
+}
+
+export const limitsBenchmark: Benchmark = {
+  title: 'GET /v1/products/:id with rate limits and the audit log on vs off',
+  run,
+};
