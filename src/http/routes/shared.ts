@@ -23,7 +23,11 @@ export const ErrorResponses: Record<number, RouteResponse> = {
   409: { description: 'Id taken, state conflict or Idempotency-Key reuse', schema: ErrorBody },
   413: { description: 'Body over 1 MiB', schema: ErrorBody },
   422: { description: 'A body field is missing, invalid or too long', schema: ErrorBody },
-  429: { description: 'Over the rate limit, burst limit or monthly quota', schema: ErrorBody },
+  429: {
+    description:
+      'Over the burst limit, the per-minute limit or the monthly quota; Retry-After says how many seconds to wait',
+    schema: ErrorBody,
+  },
   500: { description: 'Unexpected error; quote X-Request-Id', schema: ErrorBody },
   503: { description: 'Shutting down or overloaded', schema: ErrorBody },
 };
