@@ -47,13 +47,10 @@ function isPlanName(name: string): name is PlanName {
 
 /**
  * The limits of a key. A plan name the store holds but this build does not know (a row
- * edited by hand) falls back to `fallbackPlan` rather than leaving the key unlimited.
+ * edited by hand) gets the smallest plan's limits rather than none.
  */
-export function limitsOfKey(
-  key: Pick<ApiKeyRow, 'plan' | 'rpm' | 'burst' | 'monthly'>,
-  fallbackPlan: PlanName = 'starter',
-): KeyLimits {
-  const plan = isPlanName(key.plan) ? key.plan : fallbackPlan;
+export function limitsOfKey(key: Pick<ApiKeyRow, 'plan' | 'rpm' | 'burst' | 'monthly'>): KeyLimits {
+  const plan = isPlanName(key.plan) ? key.plan : 'starter';
   const base = PLANS[plan];
   const burstPerMinute = key.burst ?? base.burstPerMinute;
   return {

@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         await next();
       });
       // Limits before permissions: a key that keeps calling what it may not still uses capacity.
-      if (deps.limiter) chain.push(limitRequests(deps.limiter, deps.config.DEFAULT_PLAN));
+      if (deps.limiter) chain.push(limitRequests(deps.limiter));
       chain.push(async (ctx, next) => {
         const key = ctx.state.key as ApiKeyRow;
         if (!allowed.includes(key.level)) {

@@ -1,5 +1,4 @@
 import type Koa from 'koa';
-import type { PlanName } from '../config.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import { limitsOfKey } from '../domain/plans.js';
 import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
@@ -9,10 +8,10 @@ import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
  * authenticated request carries the minute window's X-RateLimit-* headers, the 429s too;
  * the error handler adds Retry-After from the error.
  */
-export function limitRequests(limiter: RateLimiter, fallbackPlan: PlanName): Koa.Middleware {
+export function limitRequests(limiter: RateLimiter): Koa.Middleware {
   return async (ctx, next) => {
     const key = ctx.state.key as ApiKeyRow;
-    const limits = limitsOfKey(key, fallbackPlan);
+    const limits = limitsOfKey(key);
     const decision = limiter.consume(key.id, limits, (ctx.state.receivedAt as Date).getTime());
     ctx.set('X-RateLimit-Limit', String(decision.limit));
     ctx.set('X-RateLimit-Remaining', String(decision.remaining));

@@ -147,3 +147,14 @@ t.test('monthOf gives UTC calendar months', async (t) => {
   t.equal(monthOf(Date.parse('2027-01-01T00:00:00.000Z')).id, '2027-01');
   t.equal(monthOf(Date.parse('2028-02-29T12:00:00Z')).endMs, Date.parse('2028-03-01T00:00:00Z'));
 });
+
+t.test('a plan name this build does not know gets the starter limits, never none', async (t) => {
+  t.same(limitsOfKey({ plan: 'platinum', rpm: null, burst: null, monthly: null }), {
+    plan: 'starter',
+    perMinute: 100,
+    burstPerMinute: 200,
+    burst: 33,
+    monthly: 10_000,
+  });
+  t.equal(limitsOfKey({ plan: 'scale', rpm: null, burst: null, monthly: null }).monthly, null);
+});
