@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
 import path from 'node:path';
+import { pino } from 'pino';
 import t from 'tap';
 import { openStore } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { NewAuditLogRow } from '../../src/db/schema.js';
 import { insertAuditEntries, sweepAuditLog } from '../../src/domain/audit-log.js';
+import { AuditWriter } from '../../src/domain/audit-writer.js';
 
 t.test('batches of any size are written exactly, whatever the order of their fields', async (t) => {
   const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
@@ -49,3 +52,46 @@ t.test('batches of any size are written exactly, whatever the order of their fie
   t.equal(await sweepAuditLog(store.db, new Date(Date.UTC(2026, 10, 1) + 1000 * 1000), 300), 1000);
   t.equal((await store.db.selectFrom('audit_log').select('id').execute()).length, next - 1000);
 });
+
+t.test(
+  'while the store refuses writes the writer keeps entries, drops the oldest past its cap, and catches up',
+  async (t) => {
+    const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
+    t.teardown(() => store.close());
+    await migrateToLatest(store.db);
+    const writer = new AuditWriter(store.db, pino({ level: 'silent' }), {
+      flushMs: 60_000,
+      flushRows: 1000,
+      retentionDays: 90,
+      now: () => new Date('2026-11-10T12:00:00Z'),
+      maxQueued: 5,
+    });
+    const entry = (i: number): NewAuditLogRow => ({
+      created_at: `2026-11-10T12:00:0${i}.000Z`,
+      api_key_id: 'key_a',
+      method: 'GET',
+      path: '/v1/products',
+      status: 200,
+      request_id: `req_${i}`,
+      client_ip: null,
+    });
+    // A real refusal: the table is gone for a while.
+    await sql`alter table audit_log rename to audit_log_away`.execute(store.db);
+    for (let i = 0; i < 4; i++) writer.record(entry(i));
+    await writer.flush();
+    for (let i = 4; i < 7; i++) writer.record(entry(i));
+    await writer.flush();
+    await sql`alter table audit_log_away rename to audit_log`.execute(store.db);
+    await writer.close();
+    const rows = await store.db
+      .selectFrom('audit_log')
+      .select('request_id')
+      .orderBy('id')
+      .execute();
+    t.same(
+      rows.map((r) => r.request_id),
+      ['req_2', 'req_3', 'req_4', 'req_5', 'req_6'],
+      'the five newest entries were kept and written once the store took them',
+    );
+  },
+);
