@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 
@@ -48,6 +48,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     config,
     logger: options.logger,
     now: options.now ?? (() => new Date()),
+    keyCache: new ApiKeyCache(store.externalChanges),
     lifecycle: { shuttingDown: false },
   };
   const app = createApp(deps);

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { authenticateKey, touchApiKey } from '../domain/api-keys.js';
+import { touchApiKey } from '../domain/api-keys.js';
 import {
   claimIdempotencyKey,
   completeIdempotentRequest,
@@ -191,7 +191,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         },
       );
     }
-    const key = await authenticateKey(deps.db, match[1]!, deps.config.ENVIRONMENT);
+    const key = await deps.keyCache.authenticate(deps.db, match[1]!, deps.config.ENVIRONMENT);
     const now = deps.now();
     const last = lastTouched.get(key.id) ?? 0;
     if (now.getTime() - last > LAST_USED_EVERY_MS) {

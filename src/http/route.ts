@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeyRow } from '../db/schema.js';
+import type { ApiKeyCache } from '../domain/api-keys.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -15,6 +16,8 @@ export interface AppDeps {
   logger: Logger;
   /** The time; tests may pass a clock they control. */
   now: () => Date;
+  /** Authenticated keys; call `invalidate()` after changing a key in this process. */
+  keyCache: ApiKeyCache;
   /** Set when the server is draining: new requests get 503. */
   lifecycle: { shuttingDown: boolean };
   /** Called after a product changes (the pipeline debounces a rebuild on it). */
