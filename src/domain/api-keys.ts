@@ -155,13 +155,7 @@ export async function authenticateKey(
       { field: 'Authorization', reason: `key of the ${keyEnvironment} environment` },
     );
   }
-  const row = keyEnvironment
-    ? await db
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('key_hash', '=', hashKey(secret))
-        .executeTakeFirst()
-    : undefined;
+  const row = keyEnvironment ? (await selectKeyByHash(db, hashKey(secret)))[0] : undefined;
   if (!row) {
     throw new AppError('invalid_api_key', 'The API key is not valid.', {
       field: 'Authorization',
