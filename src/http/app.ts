@@ -63,6 +63,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         });
       }
       await next();
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+          field: 'method',
+          reason: `allowed: ${ctx.response.get('Allow') || 'none'}`,
+        });
+      }
       if (ctx.status === 404 && ctx.body == null) {
         throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
           field: 'path',
@@ -106,17 +112,8 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   }
   app.use(router.routes());
   app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () =>
-        new AppError('method_not_allowed', 'This method is not allowed on this path.', {
-          reason: 'method not allowed',
-        }),
-      notImplemented: () =>
-        new AppError('method_not_allowed', 'This method is not supported.', {
-          reason: 'method not supported',
-        }),
-    }),
+    // Sets 405 or 501 with an Allow header; the boundary above turns that into an error body.
+    router.allowedMethods(),
   );
   return app;
 
@@ -228,6 +225,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     }
     try {
       await next();
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+          field: 'method',
+          reason: `allowed: ${ctx.response.get('Allow') || 'none'}`,
+        });
+      }
       if (ctx.status === 404 && ctx.body == null) {
         throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
           field: 'path',

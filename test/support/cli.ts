@@ -1,0 +1,55 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+export const MAIN = path.join(ROOT, 'build', 'src', 'main.js');
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI in a child process. */
+export function runCli(args: string[], env: Record<string, string> = {}): CliResult {
+  const res = spawnSync(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+  });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `agentshelf serve` on a free port and waits for its start-up line. */
+export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { ...process.env, PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => (out += d));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+      const m = /serving the platform API at (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code}:\n${out}`)));
+  });
+  return { child, url, stdout: () => out, exited };
+}
