@@ -238,11 +238,11 @@ t.test('the serving rules for CDNs and nginx are written beside the tree', async
   const headers = fs.readFileSync(path.join(s.config.PUBLIC_DIR, '_headers'), 'utf8');
   t.match(
     headers,
-    /\/v1\/feeds\/:brand\/products\.ndjson\n(  .+\n)*  Content-Type: application\/x-ndjson/,
+    /\/v1\/feeds\/:brand\/products\.ndjson\n( {2}.+\n)* {2}Content-Type: application\/x-ndjson/,
   );
   t.match(
     headers,
-    /\/v1\/index\.json\n(  .+\n)*  Cache-Control: public, max-age=60, stale-while-revalidate=600/,
+    /\/v1\/index\.json\n( {2}.+\n)* {2}Cache-Control: public, max-age=60, stale-while-revalidate=600/,
   );
   const redirects = fs.readFileSync(path.join(s.config.PUBLIC_DIR, '_redirects'), 'utf8');
   t.match(redirects, '/v1/brands/lumen /v1/brands/lumen.json 200');
