@@ -90,7 +90,7 @@ export function renderNginxConfig(s: NginxSettings): string {
     .join('\n');
   const common = COMMON_HEADERS.map(([k, v]) => `    add_header ${k} ${nginxString(v)} always;`);
   const preflight = PREFLIGHT_HEADERS.map(
-    ([k, v]) => `      ngx.header[${luaString(k)}] = ${luaString(v)}`,
+    ([k, v]) => `      ngx.header[ ${luaString(k)} ] = ${luaString(v)}`,
   ).join('\n');
   // Limits run in the access phase, before try_files and content; `return` would run earlier
   // (rewrite phase) and skip them, so refusals go through Lua's content phase instead.
@@ -191,7 +191,7 @@ ${s.trustProxy ? '    set_real_ip_from 127.0.0.1;\n    set_real_ip_from ::1;\n  
     }
     default_type application/octet-stream;
     charset utf-8;
-    charset_types application/json application/x-ndjson text/html;
+    charset_types application/json application/x-ndjson;
     gzip off;
     gzip_static on;
     brotli_static on;

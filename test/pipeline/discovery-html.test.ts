@@ -74,7 +74,9 @@ t.test('JSON-LD has no < > or & and parses back to the same value', async () => 
     fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, s) => {
       const doc = { value, s, tail: `</script>${s}<!--` };
       const out = serializeJsonLd(doc);
-      return !/[<>&\u2028\u2029]/.test(out) && JSON.stringify(JSON.parse(out)) === JSON.stringify(doc);
+      return (
+        !/[<>&\u2028\u2029]/.test(out) && JSON.stringify(JSON.parse(out)) === JSON.stringify(doc)
+      );
     }),
   );
 });
