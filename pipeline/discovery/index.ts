@@ -167,7 +167,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     .sort((a, b) => (a.slug < b.slug ? -1 : 1));
   const gone = [...known.values()].filter((s) => s.product_count > 0 && !current.has(s.name));
 
-  changedFiles.push(...(await publishServingRules(ctx.config, root, listed)));
+  changedFiles.push(...(await publishServingRules(ctx, root, listed)));
   const entries = listed.map((s) => ({
     slug: s.slug,
     name: s.name,
@@ -233,10 +233,11 @@ async function isUpToDate(
 }
 
 async function publishServingRules(
-  config: Config,
+  ctx: PipelineContext,
   root: string,
   listed: DiscoveryBrandRow[],
 ): Promise<string[]> {
+  const { config } = ctx;
   const changed: string[] = [];
   const plain = { gzip: false };
   if ((await publishFile(path.join(root, '_headers'), renderHeadersFile(), plain)).changed)
@@ -244,17 +245,24 @@ async function publishServingRules(
   const redirects = renderRedirectsFile(listed.map((s) => s.slug));
   if ((await publishFile(path.join(root, '_redirects'), redirects, plain)).changed)
     changed.push('_redirects');
-  const nginx = renderNginxConfig({
-    publicDir: root,
-    host: config.HOST,
-    port: config.FEEDS_PORT,
-    windows: rateWindows({
-      minute: config.DISCOVERY_LIMIT_PER_MINUTE,
-      hour: config.DISCOVERY_LIMIT_PER_HOUR,
-      day: config.DISCOVERY_LIMIT_PER_DAY,
-    }),
-    trustProxy: config.DISCOVERY_TRUST_PROXY,
-  });
+  let nginx: string;
+  try {
+    nginx = renderNginxConfig({
+      publicDir: root,
+      host: config.HOST,
+      port: config.FEEDS_PORT,
+      windows: rateWindows({
+        minute: config.DISCOVERY_LIMIT_PER_MINUTE,
+        hour: config.DISCOVERY_LIMIT_PER_HOUR,
+        day: config.DISCOVERY_LIMIT_PER_DAY,
+      }),
+      trustProxy: config.DISCOVERY_TRUST_PROXY,
+    });
+  } catch (err) {
+    // An nginx config is a convenience: a PUBLIC_DIR nginx cannot name must not stop the registry.
+    ctx.logger.warn({ err }, 'discovery: no nginx config written');
+    return changed;
+  }
   await publishFile(nginxConfigPath(config), nginx, plain);
   return changed;
 }
