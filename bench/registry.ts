@@ -1,4 +1,5 @@
 import { apiBenchmark } from './api.js';
+import { discoveryBenchmark } from './discovery.js';
 
 export interface Benchmark {
   title: string;
@@ -8,4 +9,5 @@ export interface Benchmark {
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
 export const benchmarks: Record<string, Benchmark> = {
   api: apiBenchmark,
+  discovery: discoveryBenchmark,
 };

@@ -43,6 +43,11 @@ const ConfigSchema = z.object({
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  DISCOVERY_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  DISCOVERY_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(1000),
+  DISCOVERY_LIMIT_PER_DAY: z.coerce.number().int().min(0).default(10_000),
+  DISCOVERY_CACHE_MB: z.coerce.number().int().min(0).default(256),
+  DISCOVERY_TRUST_PROXY: boolean.default(false),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

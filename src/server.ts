@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startDiscoveryServer, type DiscoveryServer } from './discovery/server.js';
 import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
@@ -14,6 +15,8 @@ export interface RunningServer {
   port: number;
   store: Store;
   deps: AppDeps;
+  /** The discovery API (the published tree) on FEEDS_PORT. */
+  discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
   /** Stops accepting, lets requests in flight finish, then closes the store. */
@@ -60,6 +63,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const discovery = await startDiscoveryServer({
+    config,
+    db: store.db,
+    logger: options.logger,
+    now: deps.now,
+  });
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -70,6 +79,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await closed;
       clearTimeout(timer);
+      await discovery.close();
       await store.close();
     })());
 
@@ -78,6 +88,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     port,
     store,
     deps,
+    discovery,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
   };

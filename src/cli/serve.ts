@@ -6,7 +6,8 @@ import { parseVerbArgs } from './args.js';
 
 export const serveHelp = `Usage: agentshelf serve
 
-Serves the platform API on HOST:PORT (default 127.0.0.1:8080). Migrates the store first.
+Serves the platform API on HOST:PORT (default 127.0.0.1:8080) and the discovery registry
+(PUBLIC_DIR) on HOST:FEEDS_PORT (default 8081). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
 SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
 
@@ -24,6 +25,7 @@ export async function runServe(argv: string[]): Promise<number> {
   // One write, so a reader of the output never sees the banner without the key.
   const banner = [
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
+    `  discovery registry: ${server.discovery.url}/v1/index.json`,
     `  store: ${server.store.file}`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
   ];
