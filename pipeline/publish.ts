@@ -19,6 +19,10 @@ export interface AtomicFileOptions {
   gzip?: boolean;
   /** gzip level; compression runs on libuv's thread pool, beside the JS that builds the content. */
   gzipLevel?: number;
+  /** Also publish a brotli sibling (`<file>.br`). Default false. */
+  brotli?: boolean;
+  /** brotli quality (0-11); 4-5 compress about as fast as gzip 6, and smaller. */
+  brotliQuality?: number;
   /** SHA-256 of the published file, when the caller knows it, to skip re-reading it. */
   previousSha256?: string;
 }
@@ -36,6 +40,9 @@ export class AtomicFile {
   private readonly gzipTmp: string | undefined;
   private readonly gzip: zlib.Gzip | undefined;
   private readonly gzipOut: fs.WriteStream | undefined;
+  private readonly brotliTmp: string | undefined;
+  private readonly brotli: zlib.BrotliCompress | undefined;
+  private readonly brotliOut: fs.WriteStream | undefined;
   private readonly hash = createHash('sha256');
   private bytes = 0;
   private done = false;
@@ -55,6 +62,14 @@ export class AtomicFile {
       this.gzipOut = fs.createWriteStream(this.gzipTmp, { highWaterMark: 1 << 20 });
       this.gzip.pipe(this.gzipOut);
     }
+    if (options.brotli) {
+      this.brotliTmp = `${this.tmp}.br`;
+      this.brotli = zlib.createBrotliCompress({
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: options.brotliQuality ?? 5 },
+      });
+      this.brotliOut = fs.createWriteStream(this.brotliTmp, { highWaterMark: 1 << 20 });
+      this.brotli.pipe(this.brotliOut);
+    }
   }
 
   /** Appends a chunk; resolves at once unless a buffer is full. */
@@ -64,10 +79,12 @@ export class AtomicFile {
     this.bytes += buf.length;
     const okPlain = this.out.write(buf);
     const okGzip = this.gzip ? this.gzip.write(buf) : true;
-    if (okPlain && okGzip) return undefined;
+    const okBrotli = this.brotli ? this.brotli.write(buf) : true;
+    if (okPlain && okGzip && okBrotli) return undefined;
     const waits: Promise<unknown>[] = [];
     if (!okPlain) waits.push(once(this.out, 'drain'));
     if (!okGzip && this.gzip) waits.push(once(this.gzip, 'drain'));
+    if (!okBrotli && this.brotli) waits.push(once(this.brotli, 'drain'));
     return Promise.all(waits).then(() => undefined);
   }
 
@@ -81,16 +98,25 @@ export class AtomicFile {
       this.gzip.end();
       await once(this.gzipOut, 'close');
     }
+    if (this.brotli && this.brotliOut) {
+      this.brotli.end();
+      await once(this.brotliOut, 'close');
+    }
     const sha256 = this.hash.digest('hex');
     const previous = this.options.previousSha256 ?? (await sha256OfFile(this.path));
-    const unchanged = previous === sha256 && (!this.gzipTmp || fs.existsSync(`${this.path}.gz`));
+    const unchanged =
+      previous === sha256 &&
+      (!this.gzipTmp || fs.existsSync(`${this.path}.gz`)) &&
+      (!this.brotliTmp || fs.existsSync(`${this.path}.br`));
     if (unchanged) {
       await removeQuietly(this.tmp);
       if (this.gzipTmp) await removeQuietly(this.gzipTmp);
+      if (this.brotliTmp) await removeQuietly(this.brotliTmp);
       return { changed: false, sha256, bytes: this.bytes, path: this.path };
     }
-    // The .gz goes first: a reader choosing it by Accept-Encoding never gets an older body
-    // than a reader of the plain file would after both renames.
+    // The compressed siblings go first: a reader choosing one by Accept-Encoding never gets an
+    // older body than a reader of the plain file would after the renames.
+    if (this.brotliTmp) await fs.promises.rename(this.brotliTmp, `${this.path}.br`);
     if (this.gzipTmp) await fs.promises.rename(this.gzipTmp, `${this.path}.gz`);
     await fs.promises.rename(this.tmp, this.path);
     return { changed: true, sha256, bytes: this.bytes, path: this.path };
@@ -103,8 +129,11 @@ export class AtomicFile {
     this.out.destroy();
     this.gzip?.destroy();
     this.gzipOut?.destroy();
+    this.brotli?.destroy();
+    this.brotliOut?.destroy();
     await removeQuietly(this.tmp);
     if (this.gzipTmp) await removeQuietly(this.gzipTmp);
+    if (this.brotliTmp) await removeQuietly(this.brotliTmp);
   }
 }
 
@@ -150,7 +179,7 @@ export async function removeStaleTemporaries(dir: string): Promise<number> {
     for (const e of entries) {
       const full = path.join(d, e.name);
       if (e.isDirectory()) await walk(full);
-      else if (/^\..+\.tmp-\d+-[A-Za-z0-9]+(\.gz)?$/.test(e.name)) {
+      else if (/^\..+\.tmp-\d+-[A-Za-z0-9]+(\.gz|\.br)?$/.test(e.name)) {
         await removeQuietly(full);
         removed++;
       }

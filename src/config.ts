@@ -55,6 +55,11 @@ const ConfigSchema = z.object({
   AUDIT_FLUSH_ROWS: z.coerce.number().int().min(1).max(10_000).default(400),
   USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  DISCOVERY_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  DISCOVERY_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(1000),
+  DISCOVERY_LIMIT_PER_DAY: z.coerce.number().int().min(0).default(10_000),
+  DISCOVERY_CACHE_MB: z.coerce.number().int().min(0).default(256),
+  DISCOVERY_TRUST_PROXY: boolean.default(false),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -10,12 +10,23 @@ export function randomBase62(length: number): string {
   // 62 * 4 = 248: bytes at or above 248 are dropped so every character is equally likely.
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += ALPHABET[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = nextRandomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
+}
+
+// One system call per 4 KiB of entropy instead of one per id (ids are made on every request).
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
+function nextRandomByte(): number {
+  if (poolOffset === POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++]!;
 }
 
 /** A new prefixed identifier, e.g. `prod_4kXq1Zp9Lm2Ab7Rt`. */

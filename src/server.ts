@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { startDiscoveryServer, type DiscoveryServer } from './discovery/server.js';
+import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys.js';
 import { AuditWriter } from './domain/audit-writer.js';
 import { monthOf, MonthlyUsage } from './domain/monthly-usage.js';
 import { RateLimiter } from './domain/rate-limiter.js';
@@ -17,6 +18,8 @@ export interface RunningServer {
   port: number;
   store: Store;
   deps: AppDeps;
+  /** The discovery API (the published tree) on FEEDS_PORT. */
+  discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
   /**
@@ -71,6 +74,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     config,
     logger: options.logger,
     now,
+    keyCache: new ApiKeyCache(store.externalChanges),
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: new RateLimiter(usage) } : {}),
     ...(audit ? { audit } : {}),
@@ -91,6 +95,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
   }
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const discovery = await startDiscoveryServer({
+    config,
+    db: store.db,
+    logger: options.logger,
+    now: deps.now,
+  });
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -101,6 +111,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await closed;
       clearTimeout(timer);
+      await discovery.close();
       // Every request has finished: write what the batches still hold, then close the store.
       await audit?.close();
       await usage?.close();
@@ -112,6 +123,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     port,
     store,
     deps,
+    discovery,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
   };

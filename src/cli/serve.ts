@@ -6,7 +6,8 @@ import { parseVerbArgs } from './args.js';
 
 export const serveHelp = `Usage: agentshelf serve
 
-Serves the platform API on HOST:PORT (default 127.0.0.1:8080). Migrates the store first.
+Serves the platform API on HOST:PORT (default 127.0.0.1:8080) and the discovery registry
+(PUBLIC_DIR) on HOST:FEEDS_PORT (default 8081). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
 SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
 
@@ -21,21 +22,24 @@ export async function runServe(argv: string[]): Promise<number> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const server = await startServer(config, { logger, createFirstAdminKey: true });
-  console.log(
+  // One write, so a reader of the output never sees the banner without the key.
+  const banner = [
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
-  );
-  console.log(`  store: ${server.store.file}`);
-  console.log(`  OpenAPI document: ${server.url}/v1/openapi.json`);
+    `  discovery registry: ${server.discovery.url}/v1/index.json`,
+    `  store: ${server.store.file}`,
+    `  OpenAPI document: ${server.url}/v1/openapi.json`,
+  ];
   if (server.firstAdminKey) {
-    console.log('');
-    console.log('  No API key existed, so an admin key was created. It is shown this once:');
-    console.log('');
-    console.log(`    ${server.firstAdminKey}`);
-    console.log('');
-    console.log(
+    banner.push(
+      '',
+      '  No API key existed, so an admin key was created. It is shown this once:',
+      '',
+      `    ${server.firstAdminKey}`,
+      '',
       `  Try: curl -H "Authorization: Bearer ${server.firstAdminKey}" ${server.url}/v1/products`,
     );
   }
+  process.stdout.write(`${banner.join('\n')}\n`);
   logger.info({ url: server.url, environment: config.ENVIRONMENT, version: VERSION }, 'serving');
 
   await new Promise<void>((resolve) => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -11,6 +11,12 @@ export interface Store {
   db: Db;
   /** Absolute path of the SQLite file. */
   file: string;
+  /**
+   * A number that changes whenever another connection (another process: `keys revoke`,
+   * `build`) commits to the store. Caches of rows this process did not write use it to know
+   * when to look again. (SQLite's data_version; PostgreSQL would use LISTEN/NOTIFY.)
+   */
+  externalChanges(): number;
   close(): Promise<void>;
 }
 
@@ -29,12 +35,56 @@ export function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>
   const file = config.DATABASE_FILE;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = openSqlite(file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  });
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  // Reading data_version takes a WAL read lock (two fcntl calls): ask at most once a
+  // millisecond. Another process's commit is seen within 1 ms, well before any client could
+  // have heard of it.
+  let checkedAt = -1;
+  let version = 0;
   return {
     db,
     file,
+    externalChanges: () => {
+      const now = Math.floor(performance.now());
+      if (now !== checkedAt) {
+        checkedAt = now;
+        version = dataVersion.get() as number;
+      }
+      return version;
+    },
     close: async () => {
       await db.destroy();
+    },
+  };
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than running a
+ * primary-key read. This keeps the most recent statements by SQL text. Kysely runs one query
+ * at a time per connection (a stream holds the connection to its end), so a cached statement
+ * is never run twice at once.
+ */
+export function withStatementCache(sqlite: SQLite.Database, max = 256): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        // Refresh its place so the least recently used goes first.
+        cache.delete(sql);
+      } else {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+    close() {
+      cache.clear();
+      sqlite.close();
     },
   };
 }

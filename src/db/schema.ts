@@ -92,6 +92,39 @@ export interface AuditLogTable {
   client_ip: string | null;
 }
 
+/** A brand of the discovery registry: its stable slug and the state of its last publication. */
+export interface DiscoveryBrandTable {
+  /** The brand as products carry it (`attributes.brand`); STORE_NAME for products without one. */
+  name: string;
+  slug: string;
+  /** Active products published under this brand; 0 when it is not (or no longer) published. */
+  product_count: Generated<number>;
+  /** Newest updated_at of the brand's products at its last publication. */
+  updated_at: Timestamp | null;
+  /** Fingerprint of what else shaped the files (renderer version, URLs, store name). */
+  build_key: string | null;
+  published_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+/** One request the discovery server answered (for analytics). */
+export interface DiscoveryRequestTable {
+  id: Generated<number>;
+  at: Timestamp;
+  method: string;
+  path: string;
+  /** The brand slug the path names, if any. */
+  brand: string | null;
+  status: number;
+  /** Body bytes sent (0 for 304 and HEAD). */
+  bytes: number;
+  user_agent: string | null;
+  /** The known AI agent the user agent names (GPTBot, ClaudeBot, ...), if any. */
+  agent: string | null;
+  /** 1 when `agent` is set. */
+  is_ai_agent: number;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -100,6 +133,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   api_key_usage: ApiKeyUsageTable;
   audit_log: AuditLogTable;
+  discovery_brands: DiscoveryBrandTable;
+  discovery_requests: DiscoveryRequestTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -111,6 +146,8 @@ export type NewApiKeyRow = Insertable<ApiKeyTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewAuditLogRow = Insertable<AuditLogTable>;
+export type DiscoveryBrandRow = Selectable<DiscoveryBrandTable>;
+export type NewDiscoveryRequestRow = Insertable<DiscoveryRequestTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

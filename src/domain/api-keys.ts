@@ -8,6 +8,7 @@ import { AppError, notFound } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
 import { text } from './fields.js';
 import { KeyLimitsView, limitsOfKey, presentKeyLimits } from './plans.js';
+import { preparedQuery } from '../db/prepared.js';
 
 export const KEY_LEVELS = ['read_only', 'read_write', 'admin'] as const;
 
@@ -156,6 +157,10 @@ export class RefusedKeyError extends AppError {
   }
 }
 
+const selectKeyByHash = preparedQuery((db: Db, hash: string) =>
+  db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash),
+);
+
 function environmentOfSecret(secret: string): Environment | undefined {
   return (Object.entries(KEY_PREFIXES) as [Environment, string][]).find(([, p]) =>
     secret.startsWith(p),
@@ -179,13 +184,7 @@ export async function authenticateKey(
       { field: 'Authorization', reason: `key of the ${keyEnvironment} environment` },
     );
   }
-  const row = keyEnvironment
-    ? await db
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('key_hash', '=', hashKey(secret))
-        .executeTakeFirst()
-    : undefined;
+  const row = keyEnvironment ? (await selectKeyByHash(db, hashKey(secret)))[0] : undefined;
   if (!row) {
     throw new AppError('invalid_api_key', 'The API key is not valid.', {
       field: 'Authorization',
@@ -199,6 +198,43 @@ export async function authenticateKey(
     });
   }
   return row;
+}
+
+/**
+ * Remembers authenticated keys by hash so a request does not pay a hash-indexed read. An entry
+ * holds while no other process has committed to the store (`externalChanges`) and this process
+ * has not changed a key (`invalidate`, called by every write to api_keys here): a revocation,
+ * from the API or the CLI, holds on the very next request.
+ */
+export class ApiKeyCache {
+  private readonly entries = new Map<string, ApiKeyRow>();
+  private token = '';
+  private local = 0;
+
+  constructor(
+    private readonly externalChanges: () => number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  invalidate(): void {
+    this.local++;
+  }
+
+  async authenticate(db: Db, secret: string, environment: Environment): Promise<ApiKeyRow> {
+    const token = `${this.externalChanges()}:${this.local}`;
+    if (token !== this.token) {
+      this.entries.clear();
+      this.token = token;
+    }
+    const hash = hashKey(secret);
+    const cached = this.entries.get(hash);
+    if (cached) return cached;
+    const row = await authenticateKey(db, secret, environment);
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    // Only cache if nothing changed while we read.
+    if (token === `${this.externalChanges()}:${this.local}`) this.entries.set(hash, row);
+    return row;
+  }
 }
 
 export async function touchApiKey(db: Db, id: string, now: Date): Promise<void> {

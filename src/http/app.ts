@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { authenticateKey, RefusedKeyError, touchApiKey } from '../domain/api-keys.js';
+import { RefusedKeyError, touchApiKey } from '../domain/api-keys.js';
 import {
   claimIdempotencyKey,
   completeIdempotentRequest,
@@ -65,6 +65,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         });
       }
       await next();
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+          field: 'method',
+          reason: `allowed: ${ctx.response.get('Allow') || 'none'}`,
+        });
+      }
       if (ctx.status === 404 && ctx.body == null) {
         throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
           field: 'path',
@@ -109,17 +115,8 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   }
   app.use(router.routes());
   app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () =>
-        new AppError('method_not_allowed', 'This method is not allowed on this path.', {
-          reason: 'method not allowed',
-        }),
-      notImplemented: () =>
-        new AppError('method_not_allowed', 'This method is not supported.', {
-          reason: 'method not supported',
-        }),
-    }),
+    // Sets 405 or 501 with an Allow header; the boundary above turns that into an error body.
+    router.allowedMethods(),
   );
   return app;
 
@@ -209,7 +206,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         },
       );
     }
-    const key = await authenticateKey(deps.db, match[1]!, deps.config.ENVIRONMENT);
+    const key = await deps.keyCache.authenticate(deps.db, match[1]!, deps.config.ENVIRONMENT);
     const now = ctx.state.receivedAt as Date;
     const last = lastTouched.get(key.id) ?? 0;
     if (now.getTime() - last > LAST_USED_EVERY_MS) {
@@ -246,6 +243,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     }
     try {
       await next();
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+          field: 'method',
+          reason: `allowed: ${ctx.response.get('Allow') || 'none'}`,
+        });
+      }
       if (ctx.status === 404 && ctx.body == null) {
         throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
           field: 'path',

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { AuditWriter } from '../domain/audit-writer.js';
 import type { RateLimiter } from '../domain/rate-limiter.js';
+import type { ApiKeyCache } from '../domain/api-keys.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -17,6 +18,8 @@ export interface AppDeps {
   logger: Logger;
   /** The time; tests may pass a clock they control. */
   now: () => Date;
+  /** Authenticated keys; call `invalidate()` after changing a key in this process. */
+  keyCache: ApiKeyCache;
   /** Set when the server is draining: new requests get 503. */
   lifecycle: { shuttingDown: boolean };
   /** Per-key limits; absent when RATE_LIMITS=off. */

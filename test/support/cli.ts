@@ -1,63 +1,55 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-/** build/src/main.js, next to this compiled file's build/test/support/. */
-export const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
+export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+export const MAIN = path.join(ROOT, 'build', 'src', 'main.js');
 
 export interface CliResult {
-  code: number | null;
+  status: number | null;
   stdout: string;
   stderr: string;
 }
 
-/** Runs the agentshelf CLI as a child process with these settings on top of the environment. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+/** Runs the real CLI in a child process. */
+export function runCli(args: string[], env: Record<string, string> = {}): CliResult {
+  const res = spawnSync(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
   });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
 export interface ServeProcess {
   child: ChildProcess;
   url: string;
-  /** Resolves with the exit code once the process has gone. */
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
-/** Starts `agentshelf serve` on a free port and waits for its banner. */
+/** Starts `agentshelf serve` on a free port and waits for its start-up line. */
 export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => (out += d));
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
-  let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const m = /serving the platform API at (http:\/\/\S+)/.exec(output);
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+      const m = /serving the platform API at (http:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
       }
     });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited ${code} before it was ready:\n${output}`));
-    });
+    void exited.then((code) => reject(new Error(`serve exited ${code}:\n${out}`)));
   });
-  return { child, url, exited };
+  return { child, url, stdout: () => out, exited };
 }

@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { preparedQuery } from '../prepared.js';
 import type { Db } from '../database.js';
 import type {
   Database,
@@ -15,8 +16,12 @@ export interface ProductFilter {
   status?: ProductStatus | undefined;
 }
 
+const selectProductById = preparedQuery((db: Kysely<Database>, id: string) =>
+  db.selectFrom('products').selectAll().where('id', '=', id),
+);
+
 export async function findProductById(db: Executor, id: string): Promise<ProductRow | undefined> {
-  return db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await selectProductById(db, id))[0];
 }
 
 /**

@@ -55,8 +55,10 @@ export const apiKeyRoutes = [
     permission: 'admin',
     params: z.object({ id: z.string().min(1).max(200) }),
     responses: { 200: { description: 'The revoked key', schema: ApiKey }, ...ErrorResponses },
-    handler: async ({ params }, { db, now }) => ({
-      body: await revokeApiKey(db, params.id, now()),
-    }),
+    handler: async ({ params }, { db, now, keyCache }) => {
+      const key = await revokeApiKey(db, params.id, now());
+      keyCache.invalidate();
+      return { body: key };
+    },
   }),
 ];

@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { Kysely, SqliteDialect } from 'kysely';
+import { pino } from 'pino';
+import type { Test } from 'tap';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openSqlite, openStore, type Db, type Store } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/schema.js';
+import type { PipelineContext } from '../../pipeline/stage.js';
+
+export interface TestStore {
+  store: Store;
+  db: Db;
+  config: Config;
+  dir: string;
+}
+
+/** A migrated SQLite store in the test's own directory, with PUBLIC_DIR beside it. */
+export async function startTestStore(
+  t: Test,
+  env: Record<string, string> = {},
+): Promise<TestStore> {
+  const dir = t.testdir({});
+  const config = loadConfig({
+    DATA_DIR: path.join(dir, 'data'),
+    PUBLIC_DIR: path.join(dir, 'public'),
+    FEEDS_URL: 'https://feeds.example.com',
+    PORT: '0',
+    FEEDS_PORT: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const store = openStore(config);
+  await migrateToLatest(store.db);
+  t.teardown(() => store.close());
+  return { store, db: store.db, config, dir };
+}
+
+/**
+ * What a pipeline run gets: the store's connection for writes and a second, read-only
+ * connection on the same file for streaming the catalogue. Closed when the test ends.
+ */
+export function createPipelineContext(
+  t: Test,
+  store: { db: Db; file: string },
+  config: Config,
+  options: { now?: () => Date } = {},
+): PipelineContext {
+  const reader = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
+  });
+  t.teardown(() => reader.destroy());
+  return {
+    db: store.db,
+    reader,
+    config,
+    logger: pino({ level: 'silent' }),
+    now: options.now ?? (() => new Date()),
+  };
+}
+
+/** A clock a test moves by hand. */
+export function createClock(start = '2026-11-21T10:00:00.000Z') {
+  let ms = Date.parse(start);
+  return {
+    now: () => new Date(ms),
+    advance(seconds: number) {
+      ms += seconds * 1000;
+    },
+    set(iso: string) {
+      ms = Date.parse(iso);
+    },
+  };
+}

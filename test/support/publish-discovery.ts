@@ -1,0 +1,31 @@
+/**
+ * Runs the discovery stage once in its own process, as `agentshelf build` would, with the
+ * settings of the environment; prints the stage's summary. Tests use it to check that a
+ * server notices a publication made by another process.
+ */
+import { Kysely, SqliteDialect } from 'kysely';
+import { pino } from 'pino';
+import { publishDiscovery } from '../../pipeline/discovery/index.js';
+import { loadConfig } from '../../src/config.js';
+import { openSqlite, openStore } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
+
+const config = loadConfig();
+const store = openStore(config);
+const reader = new Kysely<Database>({
+  dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
+});
+try {
+  const result = await publishDiscovery({
+    db: store.db,
+    reader,
+    config,
+    logger: pino({ level: 'silent' }),
+    now: () => new Date(),
+  });
+  console.log(JSON.stringify(result));
+  process.exitCode = result.failures.length ? 1 : 0;
+} finally {
+  await reader.destroy();
+  await store.close();
+}
