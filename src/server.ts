@@ -61,13 +61,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
   }
   let audit: AuditWriter | undefined;
   if (config.AUDIT_LOG) {
-    audit = new AuditWriter(store.db, options.logger, {
+    audit = new AuditWriter(options.logger, {
+      file: store.file,
       flushMs: config.AUDIT_FLUSH_MS,
       flushRows: config.AUDIT_FLUSH_ROWS,
       retentionDays: config.AUDIT_RETENTION_DAYS,
       now,
     });
-    audit.start();
+    try {
+      await audit.start();
+    } catch (err) {
+      await usage?.close();
+      await store.close();
+      throw err;
+    }
   }
   const deps: AppDeps = {
     db: store.db,

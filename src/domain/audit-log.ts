@@ -102,9 +102,18 @@ export function presentAuditEntry(row: AuditLogRow): AuditEntry {
   };
 }
 
-// 7 parameters a row: 400 rows stay far below SQLite's limit on bound parameters.
-export const ROWS_PER_INSERT = 400;
-const COLUMNS = [
+/** An entry's column values, in the order of AUDIT_COLUMNS. */
+export type AuditValues = [
+  created_at: string,
+  api_key_id: string,
+  method: string,
+  path: string,
+  status: number,
+  request_id: string,
+  client_ip: string | null,
+];
+
+const AUDIT_COLUMNS = [
   'created_at',
   'api_key_id',
   'method',
@@ -114,20 +123,23 @@ const COLUMNS = [
   'client_ip',
 ] as const;
 
+// 7 parameters a row: 400 rows stay far below SQLite's limit on bound parameters.
+const ROWS_PER_INSERT = 400;
+
+function toObject(values: AuditValues): NewAuditLogRow {
+  return Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]])) as NewAuditLogRow;
+}
+
 // Building the statement for 400 rows cost about as much as SQLite took to insert them, and
 // it is the same text every time: it is compiled once per store and reused with new values.
 const fullChunkStatements = new WeakMap<Db, CompiledQuery>();
 
-function fullChunkStatement(db: Db, chunk: NewAuditLogRow[]): CompiledQuery {
+function fullChunkStatement(db: Db, chunk: AuditValues[]): CompiledQuery {
   let compiled = fullChunkStatements.get(db);
   if (!compiled) {
-    // Rows with their columns in COLUMNS order make a statement whose placeholders follow it.
-    const ordered = chunk.map((row) => Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])));
-    compiled = db
-      .insertInto('audit_log')
-      .values(ordered as NewAuditLogRow[])
-      .compile();
-    if (compiled.parameters.length !== chunk.length * COLUMNS.length) {
+    compiled = db.insertInto('audit_log').values(chunk.map(toObject)).compile();
+    // Objects built in AUDIT_COLUMNS order give placeholders in that order; check it held.
+    if (compiled.parameters.join('\u0000') !== chunk.flat().join('\u0000')) {
       throw new Error('audit_log insert: unexpected statement shape');
     }
     fullChunkStatements.set(db, compiled);
@@ -135,23 +147,27 @@ function fullChunkStatement(db: Db, chunk: NewAuditLogRow[]): CompiledQuery {
   return compiled;
 }
 
-/** Writes entries in one transaction. */
-export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promise<void> {
+/** Writes entries, given as column values, in one transaction. */
+export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<void> {
   if (rows.length === 0) return;
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
       const chunk = rows.slice(i, i + ROWS_PER_INSERT);
       if (chunk.length < ROWS_PER_INSERT) {
-        await trx.insertInto('audit_log').values(chunk).execute();
-        continue;
+        await trx.insertInto('audit_log').values(chunk.map(toObject)).execute();
+      } else {
+        await trx.executeQuery({ ...fullChunkStatement(db, chunk), parameters: chunk.flat() });
       }
-      const parameters: unknown[] = [];
-      for (const row of chunk) {
-        for (const column of COLUMNS) parameters.push(row[column] ?? null);
-      }
-      await trx.executeQuery({ ...fullChunkStatement(db, chunk), parameters });
     }
   });
+}
+
+/** Writes entries in one transaction. */
+export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promise<void> {
+  await insertAuditValues(
+    db,
+    rows.map((r) => AUDIT_COLUMNS.map((c) => r[c] ?? null) as AuditValues),
+  );
 }
 
 /** Newest first, filtered as the query says. */

@@ -1,10 +1,13 @@
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { NewAuditLogRow } from '../db/schema.js';
-import { insertAuditEntries, ROWS_PER_INSERT, sweepAuditLog } from './audit-log.js';
+import type { AuditReply, AuditRequest, AuditTuple, AuditWorkerData } from './audit-worker.js';
+
+export type { AuditTuple } from './audit-worker.js';
 
 export interface AuditWriterOptions {
-  /** Write what is queued this often (AUDIT_FLUSH_MS). */
+  /** The SQLite file; the writer thread opens its own connection to it. */
+  file: string;
+  /** Hand queued entries to the writer thread this often (AUDIT_FLUSH_MS). */
   flushMs: number;
   /** ...or as soon as this many entries wait (AUDIT_FLUSH_ROWS). */
   flushRows: number;
@@ -19,113 +22,147 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The audit log's writer. A request only pushes its entry onto a queue; the entries reach
- * the store in one transaction per batch, every `flushMs` or `flushRows` entries, and on
- * close(). A crash loses at most the entries of the last interval.
- *
- * Writes (batches and the retention sweep) run one after another, so a reader that calls
- * flush() first sees every entry recorded before it.
+ * The audit log's writer. A request only pushes its entry (a tuple of primitives) onto a
+ * queue; batches go to a writer thread, every `flushMs` or `flushRows` entries, which inserts
+ * them on a connection of its own: the request thread never pays for an insert. close() (on
+ * graceful shutdown) writes everything queued. A crash loses at most the last interval.
  */
 export class AuditWriter {
-  private queue: NewAuditLogRow[] = [];
-  private tail: Promise<unknown> = Promise.resolve();
+  private batch: AuditTuple[] = [];
+  private readonly worker: Worker;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (n: number) => void; reject: (e: Error) => void }
+  >();
+  private nextId = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
-  private flushSoon = false;
-  private dropped = 0;
-  private readonly maxQueued: number;
+  private closed: Promise<void> | undefined;
+  private exitError: Error | undefined;
+  private readonly ready: Promise<void>;
 
   constructor(
-    private readonly db: Db,
     private readonly logger: Logger,
     private readonly options: AuditWriterOptions,
   ) {
-    this.maxQueued = options.maxQueued ?? 100_000;
+    const data: AuditWorkerData = {
+      auditWorker: true,
+      file: options.file,
+      maxQueued: options.maxQueued ?? 100_000,
+    };
+    this.worker = new Worker(new URL('./audit-worker.js', import.meta.url), { workerData: data });
+    // The thread never keeps a process alive by itself; close() is the way to stop it.
+    this.worker.unref();
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.worker.on('message', (reply: AuditReply) => {
+        if (reply.type === 'ready') resolve();
+        else this.onReply(reply);
+      });
+      this.worker.on('error', (err) => {
+        this.logger.error({ err }, 'audit log: the writer thread failed');
+        reject(err);
+        this.failAll(err);
+      });
+      this.worker.on('exit', (code) => {
+        this.exitError = new Error(`the audit writer thread exited (${code})`);
+        reject(this.exitError);
+        this.failAll(this.exitError);
+      });
+    });
+    // Whoever awaits start() hears of a failed start; nobody else needs to.
+    this.ready.catch(() => undefined);
   }
 
   /** Queues one entry. Never waits on the store. */
-  record(entry: NewAuditLogRow): void {
-    this.queue.push(entry);
-    if (this.queue.length >= this.options.flushRows && !this.flushSoon) {
-      this.flushSoon = true;
-      setImmediate(() => {
-        this.flushSoon = false;
-        void this.enqueue(() => this.writeQueued(false));
-      });
-    }
-  }
-
-  /** Starts the flush timer and the retention sweep (now, then hourly). */
-  start(): void {
-    this.flushTimer = setInterval(() => void this.flush(), this.options.flushMs);
-    this.flushTimer.unref();
-    void this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
-  }
-
-  /** Writes every queued entry. Never rejects: a failed batch goes back to the queue. */
-  flush(): Promise<void> {
-    return this.enqueue(() => this.writeQueued(true));
-  }
-
-  /** Deletes entries older than the retention period. Resolves to how many went. */
-  sweep(): Promise<number> {
-    return this.enqueue(async () => {
-      const before = new Date(this.options.now().getTime() - this.options.retentionDays * DAY_MS);
-      try {
-        const n = await sweepAuditLog(this.db, before);
-        if (n > 0) this.logger.info({ deleted: n, before }, 'audit log: old entries deleted');
-        return n;
-      } catch (err) {
-        this.logger.error({ err }, 'audit log: retention sweep failed; will retry');
-        return 0;
-      }
-    });
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.flushTimer);
-    clearInterval(this.sweepTimer);
-    await this.flush();
-  }
-
-  private enqueue<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(job);
-    this.tail = run.catch(() => undefined);
-    return run;
+  record(entry: AuditTuple): void {
+    this.batch.push(entry);
+    if (this.batch.length >= this.options.flushRows) this.send();
   }
 
   /**
-   * Writes the queue; with `all` false (a flush because the queue grew), only whole chunks of
-   * ROWS_PER_INSERT, whose statement is prepared once, and the rest waits for the timer.
+   * Waits for the writer thread to have its connection, then starts the flush timer and the
+   * retention sweep (now, then hourly). Rejects when the thread cannot start.
    */
-  private async writeQueued(all: boolean): Promise<void> {
-    const whole = Math.floor(this.queue.length / ROWS_PER_INSERT) * ROWS_PER_INSERT;
-    const count = all || whole === 0 ? this.queue.length : whole;
-    if (count === 0) return;
-    const batch = this.queue.slice(0, count);
-    this.queue = this.queue.slice(count);
+  async start(): Promise<void> {
+    await this.ready;
+    // Sent even when empty: the thread retries entries the store refused earlier.
+    this.flushTimer = setInterval(() => this.send(true), this.options.flushMs);
+    this.flushTimer.unref();
+    void this.sweep().catch(() => undefined);
+    this.sweepTimer = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Resolves once every entry recorded so far is in the store. Resolves to how many entries the
+   * store refused and the thread still holds for a retry (0 when all is written).
+   */
+  flush(): Promise<number> {
+    this.send();
+    return this.request((id) => ({ type: 'flush', id }));
+  }
+
+  /** Deletes entries older than the retention period. Resolves to how many went. */
+  async sweep(): Promise<number> {
+    const before = new Date(this.options.now().getTime() - this.options.retentionDays * DAY_MS);
     try {
-      await insertAuditEntries(this.db, batch);
-      if (this.dropped > 0) {
-        this.logger.warn(
-          { dropped: this.dropped },
-          'audit log: entries were dropped while the store refused writes',
-        );
-        this.dropped = 0;
-      }
+      const n = await this.request((id) => ({ type: 'sweep', id, before: before.toISOString() }));
+      if (n > 0) this.logger.info({ deleted: n, before }, 'audit log: old entries deleted');
+      return n;
     } catch (err) {
-      this.queue = batch.concat(this.queue);
-      const over = this.queue.length - this.maxQueued;
-      if (over > 0) {
-        this.queue.splice(0, over);
-        this.dropped += over;
-      }
-      this.logger.error(
-        { err, queued: this.queue.length },
-        'audit log: could not write entries; will retry',
-      );
+      this.logger.error({ err }, 'audit log: retention sweep failed; will retry');
+      throw err;
     }
+  }
+
+  /** Writes everything queued, then stops the thread. */
+  close(): Promise<void> {
+    return (this.closed ??= (async () => {
+      clearInterval(this.flushTimer);
+      clearInterval(this.sweepTimer);
+      this.send();
+      try {
+        const left = await this.request((id) => ({ type: 'close', id }));
+        if (left > 0)
+          this.logger.error({ lost: left }, 'audit log: entries not written at shutdown');
+      } catch (err) {
+        this.logger.error({ err }, 'audit log: could not write the last entries');
+      }
+      await this.worker.terminate();
+    })());
+  }
+
+  private send(evenIfEmpty = false): void {
+    if (this.batch.length === 0 && !evenIfEmpty) return;
+    if (this.exitError) return;
+    this.worker.postMessage({ type: 'rows', rows: this.batch } satisfies AuditRequest);
+    this.batch = [];
+  }
+
+  private request(make: (id: number) => AuditRequest): Promise<number> {
+    if (this.exitError) return Promise.reject(this.exitError);
+    const id = ++this.nextId;
+    return new Promise<number>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage(make(id));
+    });
+  }
+
+  private onReply(reply: AuditReply): void {
+    if (reply.type === 'ready') return;
+    if (reply.type === 'log') {
+      this.logger[reply.level](reply.data, reply.message);
+      return;
+    }
+    const waiter = this.waiting.get(reply.id);
+    if (!waiter) return;
+    this.waiting.delete(reply.id);
+    if (reply.type === 'done') waiter.resolve(reply.value);
+    else waiter.reject(new Error(reply.message));
+  }
+
+  private failAll(err: Error): void {
+    for (const waiter of this.waiting.values()) waiter.reject(err);
+    this.waiting.clear();
   }
 }

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type Koa from 'koa';
 import type { AuditWriter } from '../domain/audit-writer.js';
 
@@ -8,20 +9,29 @@ import type { AuditWriter } from '../domain/audit-writer.js';
 export function auditRequest(ctx: Koa.Context, audit: AuditWriter): void {
   const keyId = ctx.state.auditKeyId as string | undefined;
   if (!keyId) return;
-  audit.record({
-    created_at: (ctx.state.receivedAt as Date).toISOString(),
-    api_key_id: keyId,
-    method: ctx.method,
-    path: ctx.path,
-    status: ctx.status,
-    request_id: String(ctx.state.requestId),
-    client_ip: clientIp(ctx),
-  });
+  audit.record([
+    (ctx.state.receivedAt as Date).getTime(),
+    keyId,
+    ctx.method,
+    ctx.path,
+    ctx.status,
+    String(ctx.state.requestId),
+    clientIp(ctx),
+  ]);
 }
+
+// Reading a socket's peer address is a system call; a keep-alive connection asks once.
+const peers = new WeakMap<Socket, string | null>();
 
 /** The peer address, with IPv4 addresses written as IPv4 (not `::ffff:127.0.0.1`). */
 function clientIp(ctx: Koa.Context): string | null {
-  const ip = ctx.ip;
-  if (!ip) return null;
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  const socket = ctx.req.socket;
+  let ip = peers.get(socket);
+  if (ip === undefined) {
+    const raw = socket.remoteAddress;
+    ip = !raw ? null : raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice(7) : raw;
+    // An address is known once connected; do not remember the absence of one.
+    if (ip) peers.set(socket, ip);
+  }
+  return ip;
 }

@@ -6,7 +6,7 @@ import { openStore } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { NewAuditLogRow } from '../../src/db/schema.js';
 import { insertAuditEntries, sweepAuditLog } from '../../src/domain/audit-log.js';
-import { AuditWriter } from '../../src/domain/audit-writer.js';
+import { AuditWriter, type AuditTuple } from '../../src/domain/audit-writer.js';
 
 t.test('batches of any size are written exactly, whatever the order of their fields', async (t) => {
   const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
@@ -59,28 +59,30 @@ t.test(
     const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
     t.teardown(() => store.close());
     await migrateToLatest(store.db);
-    const writer = new AuditWriter(store.db, pino({ level: 'silent' }), {
+    const writer = new AuditWriter(pino({ level: 'silent' }), {
+      file: store.file,
       flushMs: 60_000,
       flushRows: 1000,
       retentionDays: 90,
       now: () => new Date('2026-11-10T12:00:00Z'),
       maxQueued: 5,
     });
-    const entry = (i: number): NewAuditLogRow => ({
-      created_at: `2026-11-10T12:00:0${i}.000Z`,
-      api_key_id: 'key_a',
-      method: 'GET',
-      path: '/v1/products',
-      status: 200,
-      request_id: `req_${i}`,
-      client_ip: null,
-    });
+    t.teardown(() => writer.close());
+    const entry = (i: number): AuditTuple => [
+      Date.parse('2026-11-10T12:00:00Z') + i * 1000,
+      'key_a',
+      'GET',
+      '/v1/products',
+      200,
+      `req_${i}`,
+      null,
+    ];
     // A real refusal: the table is gone for a while.
     await sql`alter table audit_log rename to audit_log_away`.execute(store.db);
     for (let i = 0; i < 4; i++) writer.record(entry(i));
-    await writer.flush();
+    t.equal(await writer.flush(), 4, 'four entries wait for the store');
     for (let i = 4; i < 7; i++) writer.record(entry(i));
-    await writer.flush();
+    t.equal(await writer.flush(), 5, 'at most five are kept');
     await sql`alter table audit_log_away rename to audit_log`.execute(store.db);
     await writer.close();
     const rows = await store.db

@@ -200,6 +200,8 @@ t.test('entries older than AUDIT_RETENTION_DAYS are swept at start and on schedu
     request_id: `req_${created_at}`,
     client_ip: null,
   });
+  // The writer handles its work in order: once this flush is done, so is the start-up sweep.
+  await first.server.deps.audit!.flush();
   await insertAuditEntries(first.server.store.db, [
     entry('2026-10-11T11:59:59.999Z'),
     entry('2026-10-11T12:00:00.000Z'),
