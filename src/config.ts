@@ -52,7 +52,7 @@ const ConfigSchema = z.object({
   /** The audit log of authenticated requests; off only for benchmarks and trusted setups. */
   AUDIT_LOG: onOff.default(true),
   AUDIT_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
-  AUDIT_FLUSH_ROWS: z.coerce.number().int().min(1).max(10_000).default(400),
+  AUDIT_FLUSH_ROWS: z.coerce.number().int().min(1).max(100_000).default(2000),
   USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),

@@ -23,12 +23,19 @@ export interface AuditWorkerData {
   /** Marks the thread as the audit writer (the module is also imported for its types). */
   auditWorker: true;
   file: string;
+  /** Commit as soon as this many entries wait (else at the next tick or flush). */
+  flushRows: number;
   /** While the store refuses writes, keep at most this many entries, dropping the oldest. */
   maxQueued: number;
 }
 
 export type AuditRequest =
-  | { type: 'rows'; rows: AuditTuple[] }
+  /**
+   * Entries to store, as the JSON of an AuditTuple[]; `write` asks for a transaction now, else
+   * they wait for flushRows. JSON, because entries wait here up to a second: one string per
+   * batch is nothing for the garbage collector, thousands of small arrays are not.
+   */
+  | { type: 'rows'; json: string; count: number; write: boolean }
   | { type: 'flush'; id: number }
   | { type: 'sweep'; id: number; before: string }
   | { type: 'close'; id: number };
@@ -48,13 +55,22 @@ function toValues(t: AuditTuple): AuditValues {
 
 function runWorker(): void {
   const port = parentPort!;
-  const { file, maxQueued } = workerData as AuditWorkerData;
+  const { file, flushRows, maxQueued } = workerData as AuditWorkerData;
   const store = openStore({ DATABASE_FILE: file });
+  // Received batches wait as JSON; `failed` holds parsed entries the store refused.
+  let received: string[] = [];
+  let receivedCount = 0;
   let queue: AuditValues[] = [];
   let dropped = 0;
+  const waiting = () => queue.length + receivedCount;
   const reply = (message: AuditReply) => port.postMessage(message);
 
   async function writeQueue(): Promise<void> {
+    for (const json of received) {
+      for (const t of JSON.parse(json) as AuditTuple[]) queue.push(toValues(t));
+    }
+    received = [];
+    receivedCount = 0;
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
@@ -88,12 +104,15 @@ function runWorker(): void {
   async function handle(message: AuditRequest): Promise<void> {
     switch (message.type) {
       case 'rows':
-        for (const t of message.rows) queue.push(toValues(t));
-        await writeQueue();
+        if (message.count > 0) {
+          received.push(message.json);
+          receivedCount += message.count;
+        }
+        if (message.write || waiting() >= flushRows) await writeQueue();
         return;
       case 'flush':
         await writeQueue();
-        reply({ type: 'done', id: message.id, value: queue.length });
+        reply({ type: 'done', id: message.id, value: waiting() });
         return;
       case 'sweep':
         try {
@@ -106,7 +125,7 @@ function runWorker(): void {
       case 'close':
         await writeQueue();
         await store.close();
-        reply({ type: 'done', id: message.id, value: queue.length });
+        reply({ type: 'done', id: message.id, value: waiting() });
         port.close();
         return;
     }
