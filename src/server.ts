@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { WebhookWorker } from './domain/webhook-worker.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 
@@ -50,6 +51,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now: options.now ?? (() => new Date()),
     lifecycle: { shuttingDown: false },
   };
+  // Webhooks: the delivery worker reads the outbox for as long as the server runs.
+  const webhooks = new WebhookWorker(deps);
+  deps.webhooks = webhooks;
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
@@ -59,6 +63,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  webhooks.start();
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -67,7 +72,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      await closed;
+      // Deliveries under way get the same grace as requests; the store closes after both.
+      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS)]);
       clearTimeout(timer);
       await store.close();
     })());
