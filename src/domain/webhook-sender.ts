@@ -93,12 +93,11 @@ function postOnce(
 ): Promise<PostOutcome & { reusedSocketReset?: boolean }> {
   return new Promise((resolve) => {
     let settled = false;
-    let request: http.ClientRequest | undefined;
+    const cleanups: (() => void)[] = [];
     const finish = (outcome: Partial<PostOutcome> & { reusedSocketReset?: boolean }) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onAbort);
+      for (const cleanup of cleanups) cleanup();
       resolve({
         ok: false,
         statusCode: null,
@@ -110,17 +109,6 @@ function postOnce(
         durationMs: Math.round(performance.now() - started),
       });
     };
-    const onAbort = () => {
-      request?.destroy();
-      finish({ aborted: true, error: 'stopped by shutdown' });
-    };
-    const timer = setTimeout(() => {
-      const err = Object.assign(new Error('attempt timed out'), { code: 'ETIMEDOUT_ATTEMPT' });
-      request?.destroy(err);
-      finish({ error: describeError(err, req.timeoutMs) });
-    }, req.timeoutMs);
-    if (req.signal?.aborted) return onAbort();
-    req.signal?.addEventListener('abort', onAbort, { once: true });
 
     let url: URL;
     try {
@@ -129,9 +117,11 @@ function postOnce(
     } catch (err) {
       return finish({ error: describeError(err as NodeJS.ErrnoException, req.timeoutMs) });
     }
+    if (req.signal?.aborted) return finish({ aborted: true, error: 'stopped by shutdown' });
+
     const isHttps = url.protocol === 'https:';
     const send = isHttps ? https.request : http.request;
-    request = send(
+    const request = send(
       url,
       {
         method: 'POST',
@@ -177,9 +167,24 @@ function postOnce(
         });
       },
     );
+    // The timeout covers the whole exchange: connecting, sending, and reading the answer.
+    const timer = setTimeout(() => {
+      const err = Object.assign(new Error('attempt timed out'), { code: 'ETIMEDOUT_ATTEMPT' });
+      request.destroy(err);
+      finish({ error: describeError(err, req.timeoutMs) });
+    }, req.timeoutMs);
+    const onAbort = () => {
+      request.destroy();
+      finish({ aborted: true, error: 'stopped by shutdown' });
+    };
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    cleanups.push(
+      () => clearTimeout(timer),
+      () => req.signal?.removeEventListener('abort', onAbort),
+    );
     request.on('error', (err: NodeJS.ErrnoException) => {
-      const reusedReset = err.code === 'ECONNRESET' && request?.reusedSocket === true;
-      finish({ error: describeError(err, req.timeoutMs), reusedSocketReset: reusedReset });
+      const reusedSocketReset = err.code === 'ECONNRESET' && request.reusedSocket;
+      finish({ error: describeError(err, req.timeoutMs), reusedSocketReset });
     });
     request.end(req.body);
   });

@@ -10,6 +10,20 @@ import { DeliveryLane } from './webhook-lane.js';
 import { fanOutEvents } from './webhook-outbox.js';
 import type { WebhookDelivery } from './webhook-schemas.js';
 
+/**
+ * Whether a lane's copy of an endpoint still holds: compared field by field, because two
+ * changes within one millisecond leave updated_at as it was.
+ */
+function sameDeliverySettings(a: WebhookRow, b: WebhookRow): boolean {
+  return (
+    a.url === b.url &&
+    a.secret === b.secret &&
+    a.previous_secret === b.previous_secret &&
+    a.previous_secret_expires_at === b.previous_secret_expires_at &&
+    a.updated_at === b.updated_at
+  );
+}
+
 /** Settled deliveries (and their attempts) are kept this long in the log. */
 export const DELIVERY_RETENTION_DAYS = 30;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
@@ -158,7 +172,7 @@ export class WebhookWorker {
         if (lane) this.retire(lane);
         const host = { ctx: this.ctx, inFlight: this.inFlight, signal: this.abort.signal };
         this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());
-      } else if (lane.webhook.updated_at !== webhook.updated_at) {
+      } else if (!sameDeliverySettings(lane.webhook, webhook)) {
         lane.update(webhook);
       }
     }
