@@ -111,12 +111,8 @@ export interface WebhookDeliveryTable {
   /** The exact body of a test delivery; outbox deliveries build theirs from the event. */
   payload: string | null;
   status: DeliveryStatus;
+  /** Attempts made; the last one's outcome is the attempt row with this number. */
   attempts: number;
-  /** The last attempt's HTTP status, duration and error. */
-  status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  last_attempt_at: Timestamp | null;
   next_attempt_at: Timestamp | null;
   created_at: Timestamp;
 }

@@ -2,15 +2,16 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import {
+  advanceDeliveries,
   findDelivery,
   findDeliveryBySeq,
   findEventBySeq,
+  insertAttempts,
   insertDelivery,
   pausePendingDeliveries,
-  recordAttempt,
 } from '../db/queries/webhook-deliveries.js';
 import {
-  clearWebhookFailing,
+  clearWebhooksFailing,
   disableWebhookRow,
   findWebhookById,
   markWebhookFailing,
@@ -101,7 +102,7 @@ export function nextAfterFailure(
   };
 }
 
-type Executor = Parameters<typeof recordAttempt>[0];
+type Executor = Parameters<typeof insertAttempts>[0];
 
 /** Disables an endpoint and pauses its queue (no next attempt time until it is enabled). */
 async function disableWebhook(
@@ -114,60 +115,126 @@ async function disableWebhook(
   await pausePendingDeliveries(trx, webhookId);
 }
 
-export interface Settled {
+/** One attempt made, to be recorded with the state its delivery moves to. */
+export interface FinishedAttempt {
+  webhookId: string;
+  deliverySeq: number;
+  /** Its number: the delivery's attempts so far, plus one. */
   attempt: number;
+  trigger: AttemptTrigger;
+  sent: SentAttempt;
+  next: { status: DeliveryStatus; next_attempt_at: string | null };
+}
+
+export interface Settled {
   /** Set when this attempt disabled the endpoint. */
   disabled?: 'endpoint_gone' | 'failing';
 }
 
 /**
- * Records an attempt, the delivery's next state and what it means for the endpoint, in one
- * transaction: a success ends a failure run; 410 disables the endpoint; a failure that ends
- * 3 days of failures disables it too.
+ * Records attempts, their deliveries' next state and what they mean for their endpoints,
+ * in one transaction: a success ends a failure run; 410 disables the endpoint; a failure
+ * that ends 3 days of failures disables it too. Set-based statements, so a batch costs
+ * about what one attempt does.
  */
-export async function settleAttempt(
+export async function recordAttempts(
   ctx: DeliveryContext,
-  webhookId: string,
-  deliverySeq: number,
-  trigger: AttemptTrigger,
-  sent: SentAttempt,
-  next: { status: DeliveryStatus; next_attempt_at: string | null },
-): Promise<Settled> {
-  const { outcome, startedAt } = sent;
-  const at = startedAt.toISOString();
+  attempts: FinishedAttempt[],
+): Promise<Settled[]> {
   return ctx.db.transaction().execute(async (trx) => {
-    const attempt = await recordAttempt(
+    await insertAttempts(
       trx,
-      deliverySeq,
-      {
-        trigger,
-        started_at: at,
-        status_code: outcome.statusCode,
-        duration_ms: outcome.durationMs,
-        error: outcome.error,
-        response_body: outcome.responseBody,
-      },
-      next,
+      attempts.map((a) => ({
+        delivery_seq: a.deliverySeq,
+        attempt: a.attempt,
+        trigger: a.trigger,
+        started_at: a.sent.startedAt.toISOString(),
+        status_code: a.sent.outcome.statusCode,
+        duration_ms: a.sent.outcome.durationMs,
+        error: a.sent.outcome.error,
+        response_body: a.sent.outcome.responseBody,
+      })),
     );
-    if (outcome.ok) {
-      await clearWebhookFailing(trx, webhookId);
-      return { attempt };
+    const byNext = new Map<string, FinishedAttempt[]>();
+    for (const a of attempts) {
+      const key = `${a.next.status}|${a.next.next_attempt_at}`;
+      byNext.set(key, [...(byNext.get(key) ?? []), a]);
     }
-    if (outcome.statusCode === 410) {
-      await disableWebhook(trx, webhookId, 'endpoint_gone', ctx.now());
-      return { attempt, disabled: 'endpoint_gone' };
+    for (const group of byNext.values()) {
+      await advanceDeliveries(
+        trx,
+        group.map((a) => a.deliverySeq),
+        group[0]!.next,
+      );
     }
-    await markWebhookFailing(trx, webhookId, at);
-    const failingSince = (await findWebhookById(trx, webhookId))?.failing_since;
-    if (
-      failingSince &&
-      ctx.now().getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS
-    ) {
-      await disableWebhook(trx, webhookId, 'failing', ctx.now());
-      return { attempt, disabled: 'failing' };
+    await clearWebhooksFailing(
+      trx,
+      attempts.filter((a) => a.sent.outcome.ok).map((a) => a.webhookId),
+    );
+    const settled: Settled[] = [];
+    for (const a of attempts) {
+      settled.push(a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a));
     }
-    return { attempt };
+    return settled;
   });
+}
+
+async function settleFailure(
+  ctx: DeliveryContext,
+  trx: Executor,
+  a: FinishedAttempt,
+): Promise<Settled> {
+  if (a.sent.outcome.statusCode === 410) {
+    await disableWebhook(trx, a.webhookId, 'endpoint_gone', ctx.now());
+    return { disabled: 'endpoint_gone' };
+  }
+  await markWebhookFailing(trx, a.webhookId, a.sent.startedAt.toISOString());
+  const failingSince = (await findWebhookById(trx, a.webhookId))?.failing_since;
+  if (failingSince && ctx.now().getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS) {
+    await disableWebhook(trx, a.webhookId, 'failing', ctx.now());
+    return { disabled: 'failing' };
+  }
+  return {};
+}
+
+/**
+ * Group commit for the worker's lanes: attempts finished in the same turn of the event loop
+ * are recorded in one transaction. A lane waits for its record before its next attempt, so
+ * order and at-least-once hold exactly as with one transaction per attempt.
+ */
+export class AttemptRecorder {
+  private waiting: {
+    attempt: FinishedAttempt;
+    resolve: (s: Settled) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly ctx: DeliveryContext) {}
+
+  record(attempt: FinishedAttempt): Promise<Settled> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ attempt, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    const batch = this.waiting.splice(0);
+    try {
+      const settled = await recordAttempts(
+        this.ctx,
+        batch.map((b) => b.attempt),
+      );
+      batch.forEach((b, i) => b.resolve(settled[i]!));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
 }
 
 /** Sends a `webhook.test` event to an endpoint now, whatever its events and status. */
@@ -197,7 +264,16 @@ export async function sendTestDelivery(
     attempts: 0,
     created_at: now.toISOString(),
   });
-  await settleAttempt(ctx, webhook.id, seq, 'test', sent, { status, next_attempt_at: null });
+  await recordAttempts(ctx, [
+    {
+      webhookId: webhook.id,
+      deliverySeq: seq,
+      attempt: 1,
+      trigger: 'test',
+      sent,
+      next: { status, next_attempt_at: null },
+    },
+  ]);
   return presentDelivery((await findDeliveryBySeq(ctx.db, seq))!);
 }
 
@@ -238,7 +314,16 @@ export async function retryDeliveryNow(
     const next = sent.outcome.ok
       ? { status: 'succeeded' as const, next_attempt_at: null }
       : { status: delivery.status, next_attempt_at: delivery.next_attempt_at };
-    await settleAttempt(ctx, webhook.id, delivery.seq, 'manual', sent, next);
+    await recordAttempts(ctx, [
+      {
+        webhookId: webhook.id,
+        deliverySeq: delivery.seq,
+        attempt: delivery.attempts + 1,
+        trigger: 'manual',
+        sent,
+        next,
+      },
+    ]);
   } finally {
     inFlight.delete(delivery.seq);
   }

@@ -3,9 +3,10 @@ import type { DeliveryStatus, WebhookRow } from '../db/schema.js';
 import {
   nextAfterFailure,
   sendToEndpoint,
-  settleAttempt,
   type DeliveryContext,
+  type FinishedAttempt,
   type InFlight,
+  type Settled,
 } from './webhook-attempt.js';
 import { createEndpointAgents } from './webhook-sender.js';
 import { buildDeliveryBody } from './webhook-signature.js';
@@ -21,6 +22,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export interface LaneHost {
   ctx: DeliveryContext;
   inFlight: InFlight;
+  /** Records an attempt (batched with other lanes' attempts). */
+  record: (attempt: FinishedAttempt) => Promise<Settled>;
   /** Aborted when shutdown has waited long enough for attempts under way. */
   signal: AbortSignal;
 }
@@ -147,7 +150,7 @@ export class DeliveryLane {
 
   /** One attempt of the head of the queue; true when the delivery left the queue. */
   private async attempt(head: QueuedDelivery): Promise<boolean> {
-    const { ctx, inFlight, signal } = this.host;
+    const { ctx, inFlight, signal, record } = this.host;
     const webhook = this.webhook;
     inFlight.add(head.seq);
     try {
@@ -172,7 +175,14 @@ export class DeliveryLane {
           ctx.now(),
         );
       }
-      const settled = await settleAttempt(ctx, webhook.id, head.seq, 'schedule', sent, next);
+      const settled = await record({
+        webhookId: webhook.id,
+        deliverySeq: head.seq,
+        attempt,
+        trigger: 'schedule',
+        sent,
+        next,
+      });
       if (!sent.outcome.ok) {
         ctx.logger.warn(
           {

@@ -1,9 +1,11 @@
 import { purgeSettledDeliveries } from '../db/queries/webhook-deliveries.js';
 import type { WebhookRow } from '../db/schema.js';
 import {
+  AttemptRecorder,
   retryDeliveryNow,
   sendTestDelivery,
   type DeliveryContext,
+  type FinishedAttempt,
   type InFlight,
 } from './webhook-attempt.js';
 import { DeliveryLane } from './webhook-lane.js';
@@ -27,6 +29,8 @@ function sameDeliverySettings(a: WebhookRow, b: WebhookRow): boolean {
 /** Settled deliveries (and their attempts) are kept this long in the log. */
 export const DELIVERY_RETENTION_DAYS = 30;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** Deliveries deleted per tick while a purge runs, so lanes keep their turn. */
+const PURGE_CHUNK = 2_000;
 
 export interface WebhookWorkerOptions {
   /** How often the outbox is read when nothing signals new events (default 200 ms). */
@@ -49,6 +53,7 @@ export class WebhookWorker {
   private readonly lanes = new Map<string, DeliveryLane>();
   private readonly retiring = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private readonly recorder: AttemptRecorder;
   private readonly pollMs: number;
   private readonly fanOutBatch: number;
   private timer: NodeJS.Timeout | undefined;
@@ -57,11 +62,13 @@ export class WebhookWorker {
   private running = false;
   private stopping: Promise<void> | undefined;
   private lastPurge = 0;
+  private purging = false;
 
   constructor(
     private readonly ctx: DeliveryContext,
     options: WebhookWorkerOptions = {},
   ) {
+    this.recorder = new AttemptRecorder(ctx);
     this.pollMs = options.pollMs ?? 200;
     this.fanOutBatch = options.fanOutBatch ?? 500;
   }
@@ -150,12 +157,13 @@ export class WebhookWorker {
     this.syncLanes(webhooks);
     for (const id of fed) this.lanes.get(id)?.feed();
     const now = this.ctx.now().getTime();
-    if (now - this.lastPurge >= PURGE_EVERY_MS) {
+    if (this.purging || now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       const before = new Date(now - DELIVERY_RETENTION_DAYS * 24 * 60 * 60 * 1000);
-      await purgeSettledDeliveries(this.ctx.db, before.toISOString());
+      const purged = await purgeSettledDeliveries(this.ctx.db, before.toISOString(), PURGE_CHUNK);
+      this.purging = purged === PURGE_CHUNK;
     }
-    return more;
+    return more || this.purging;
   }
 
   private syncLanes(webhooks: WebhookRow[]): void {
@@ -170,7 +178,12 @@ export class WebhookWorker {
       const lane = this.lanes.get(webhook.id);
       if (!lane || lane.stopped) {
         if (lane) this.retire(lane);
-        const host = { ctx: this.ctx, inFlight: this.inFlight, signal: this.abort.signal };
+        const host = {
+          ctx: this.ctx,
+          inFlight: this.inFlight,
+          signal: this.abort.signal,
+          record: (attempt: FinishedAttempt) => this.recorder.record(attempt),
+        };
         this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());
       } else if (!sameDeliverySettings(lane.webhook, webhook)) {
         lane.update(webhook);

@@ -6,6 +6,7 @@ import {
   listDeliveryRows,
   makePendingDueNow,
   pausePendingDeliveries,
+  type DeliveryView,
 } from '../db/queries/webhook-deliveries.js';
 import {
   countWebhooks,
@@ -16,7 +17,7 @@ import {
   listWebhookRows,
   updateWebhookRow,
 } from '../db/queries/webhooks.js';
-import type { WebhookDeliveryRow, WebhookRow, WebhookRowUpdate } from '../db/schema.js';
+import type { WebhookRow, WebhookRowUpdate } from '../db/schema.js';
 import { AppError, invalidField, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { checkTarget, TargetRefusedError } from '../net/target-guard.js';
@@ -69,7 +70,7 @@ export function presentWebhook(row: WebhookRow): Webhook {
   };
 }
 
-export function presentDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+export function presentDelivery(row: DeliveryView): WebhookDelivery {
   return {
     id: row.id,
     webhook_id: row.webhook_id,

@@ -1,3 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import t from 'tap';
 import { EVENT_TYPES, recordEvent } from '../../src/domain/events.js';
 import { opensslHmac, startReceiver, waitUntil } from '../support/receiver.js';
@@ -271,4 +276,52 @@ t.test('the log shows a pending retry with its next attempt, and is paginated', 
   );
   t.equal(pendingOnly.body.pagination.total, 3);
   t.equal(receiver.requests.length, 1, 'later events wait behind the one being retried');
+});
+
+t.test('an https endpoint whose certificate is not trusted fails the attempt', async (t) => {
+  const dir = t.testdir({});
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  let requests = 0;
+  const server = https.createServer(
+    { key: fs.readFileSync(key), cert: fs.readFileSync(cert) },
+    (_req, res) => {
+      requests++;
+      res.end();
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+
+  const s = await startTestServer(t, { ...FAST, WEBHOOK_RETRY_SCHEDULE: '30' });
+  const hook = await s.request('POST', '/v1/webhooks', {
+    body: { url: `https://127.0.0.1:${port}/hook` },
+  });
+  await s.request('POST', '/v1/products', { body: productBody() });
+  const [delivery] = await waitUntil('the attempt to be logged', async () => {
+    const list = await deliveriesOf(s, hook.body.id);
+    return list[0]?.attempts === 1 ? list : undefined;
+  });
+  t.match(delivery, { status: 'pending', status_code: null, error: /self[- ]signed certificate/ });
+  t.equal(requests, 0, 'no request is sent over an unverified connection');
 });

@@ -33,10 +33,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('payload', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('status_code', 'integer')
-    .addColumn('duration_ms', 'integer')
-    .addColumn('error', 'text')
-    .addColumn('last_attempt_at', 'text')
     .addColumn('next_attempt_at', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();

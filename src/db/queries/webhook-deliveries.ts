@@ -98,46 +98,32 @@ export async function listQueuedDeliveries(
     .execute();
 }
 
-export interface AttemptRecord {
-  trigger: WebhookAttemptRow['trigger'];
-  started_at: string;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  response_body: string | null;
+/** Inserts attempt rows, many in one statement (the worker records attempts in batches). */
+export async function insertAttempts(db: Executor, rows: WebhookAttemptRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    await db
+      .insertInto('webhook_attempts')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
 }
 
-/**
- * Stores one attempt and the delivery's new state; call it inside a transaction. The attempt
- * number comes from the row itself, so a manual retry and a scheduled one never share a
- * number. Returns that number, or 0 when the delivery is gone (its endpoint was deleted).
- */
-export async function recordAttempt(
-  trx: Executor,
-  deliverySeq: number,
-  attempt: AttemptRecord,
+/** Counts one more attempt on each delivery and sets the state they share. */
+export async function advanceDeliveries(
+  db: Executor,
+  seqs: number[],
   next: { status: DeliveryStatus; next_attempt_at: string | null },
-): Promise<number> {
-  const row = await trx
+): Promise<void> {
+  if (seqs.length === 0) return;
+  await db
     .updateTable('webhook_deliveries')
     .set({
       status: next.status,
       next_attempt_at: next.next_attempt_at,
       attempts: sql<number>`attempts + 1`,
-      status_code: attempt.status_code,
-      duration_ms: attempt.duration_ms,
-      error: attempt.error,
-      last_attempt_at: attempt.started_at,
     })
-    .where('seq', '=', deliverySeq)
-    .returning('attempts')
-    .executeTakeFirst();
-  if (!row) return 0;
-  await trx
-    .insertInto('webhook_attempts')
-    .values({ delivery_seq: deliverySeq, attempt: row.attempts, ...attempt })
+    .where('seq', 'in', seqs)
     .execute();
-  return row.attempts;
 }
 
 export async function insertDelivery(db: Executor, row: NewWebhookDeliveryRow): Promise<number> {
@@ -149,24 +135,40 @@ export async function insertDelivery(db: Executor, row: NewWebhookDeliveryRow): 
   return result.seq;
 }
 
+/** A delivery with the outcome of its last attempt. */
+export type DeliveryView = WebhookDeliveryRow & {
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  last_attempt_at: string | null;
+};
+
+function withLastAttempt(db: Executor) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .leftJoin('webhook_attempts as a', (join) =>
+      join.onRef('a.delivery_seq', '=', 'd.seq').onRef('a.attempt', '=', 'd.attempts'),
+    )
+    .selectAll('d')
+    .select(['a.status_code', 'a.duration_ms', 'a.error', 'a.started_at as last_attempt_at']);
+}
+
 export async function findDelivery(
   db: Executor,
   webhookId: string,
   deliveryId: string,
-): Promise<WebhookDeliveryRow | undefined> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('id', '=', deliveryId)
-    .where('webhook_id', '=', webhookId)
+): Promise<DeliveryView | undefined> {
+  return withLastAttempt(db)
+    .where('d.id', '=', deliveryId)
+    .where('d.webhook_id', '=', webhookId)
     .executeTakeFirst();
 }
 
 export async function findDeliveryBySeq(
   db: Executor,
   seq: number,
-): Promise<WebhookDeliveryRow | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('seq', '=', seq).executeTakeFirst();
+): Promise<DeliveryView | undefined> {
+  return withLastAttempt(db).where('d.seq', '=', seq).executeTakeFirst();
 }
 
 /** The event of an outbox delivery, for a manual retry. */
@@ -179,26 +181,17 @@ export interface DeliveryFilter {
   event_type?: string | undefined;
 }
 
-function filtered(db: Executor, webhookId: string, filter: DeliveryFilter) {
-  let q = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
-  if (filter.status) q = q.where('status', '=', filter.status);
-  if (filter.event_type) q = q.where('event_type', '=', filter.event_type);
-  return q;
-}
-
 /** The delivery log of an endpoint, newest first. */
 export async function listDeliveryRows(
   db: Executor,
   webhookId: string,
   filter: DeliveryFilter,
   page: { limit: number; offset: number },
-): Promise<WebhookDeliveryRow[]> {
-  return filtered(db, webhookId, filter)
-    .selectAll()
-    .orderBy('seq', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+): Promise<DeliveryView[]> {
+  let q = withLastAttempt(db).where('d.webhook_id', '=', webhookId);
+  if (filter.status) q = q.where('d.status', '=', filter.status);
+  if (filter.event_type) q = q.where('d.event_type', '=', filter.event_type);
+  return q.orderBy('d.seq', 'desc').limit(page.limit).offset(page.offset).execute();
 }
 
 export async function countDeliveryRows(
@@ -206,9 +199,10 @@ export async function countDeliveryRows(
   webhookId: string,
   filter: DeliveryFilter,
 ): Promise<number> {
-  const row = await filtered(db, webhookId, filter)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirst();
+  let q = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.event_type) q = q.where('event_type', '=', filter.event_type);
+  const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -244,12 +238,25 @@ export async function pausePendingDeliveries(db: Executor, webhookId: string) {
     .execute();
 }
 
-/** Forgets settled deliveries (and their attempts) created before a time. */
-export async function purgeSettledDeliveries(db: Executor, before: string): Promise<number> {
+/**
+ * Forgets up to `limit` settled deliveries (and their attempts) created before a time.
+ * Bounded, because SQLite runs a statement to its end on the event loop's thread.
+ */
+export async function purgeSettledDeliveries(
+  db: Executor,
+  before: string,
+  limit: number,
+): Promise<number> {
   const result = await db
     .deleteFrom('webhook_deliveries')
-    .where('created_at', '<', before)
-    .where('status', '!=', 'pending')
+    .where('seq', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_deliveries')
+        .select('seq')
+        .where('created_at', '<', before)
+        .where('status', '!=', 'pending')
+        .limit(limit),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

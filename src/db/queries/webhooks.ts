@@ -83,11 +83,13 @@ export async function markWebhookFailing(db: Executor, id: string, at: string): 
     .execute();
 }
 
-export async function clearWebhookFailing(db: Executor, id: string): Promise<void> {
+/** Ends the failure runs of endpoints that just succeeded (one statement for a batch). */
+export async function clearWebhooksFailing(db: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
   await db
     .updateTable('webhooks')
     .set({ failing_since: null })
-    .where('id', '=', id)
+    .where('id', 'in', ids)
     .where('failing_since', 'is not', null)
     .execute();
 }
