@@ -1,13 +1,8 @@
 import { listQueuedDeliveries, type QueuedDelivery } from '../db/queries/webhook-deliveries.js';
 import type { DeliveryStatus, WebhookRow } from '../db/schema.js';
-import {
-  nextAfterFailure,
-  sendToEndpoint,
-  type DeliveryContext,
-  type FinishedAttempt,
-  type InFlight,
-  type Settled,
-} from './webhook-attempt.js';
+import { nextAfterFailure, sendToEndpoint, type DeliveryContext } from './webhook-attempt.js';
+import type { InFlight } from './webhook-manual.js';
+import type { FinishedAttempt, Settled } from './webhook-record.js';
 import { createEndpointAgents } from './webhook-sender.js';
 import { buildDeliveryBody } from './webhook-signature.js';
 
@@ -123,12 +118,6 @@ export class DeliveryLane {
           }
           continue;
         }
-        if (this.host.inFlight.has(head.seq)) {
-          // A manual retry of it is under way; it refreshes the lane when done.
-          await this.sleep(ERROR_PAUSE_MS);
-          this.stale = true;
-          continue;
-        }
         const dueIn = head.next_attempt_at
           ? Date.parse(head.next_attempt_at) - ctx.now().getTime()
           : 0;
@@ -136,6 +125,14 @@ export class DeliveryLane {
           // Real time, then go: a clock a test holds still cannot stall retries forever.
           await this.sleep(dueIn);
           if (this.stale || this.stopRequested) continue;
+        }
+        // Checked with no await before attempt() claims it, so a manual retry and the lane
+        // never send the same delivery at once.
+        if (this.host.inFlight.has(head.seq)) {
+          // A manual retry of it is under way; it refreshes the lane when done.
+          await this.sleep(ERROR_PAUSE_MS);
+          this.stale = true;
+          continue;
         }
         if (await this.attempt(head)) queue.shift();
       } catch (err) {

@@ -1,13 +1,8 @@
 import { purgeSettledDeliveries } from '../db/queries/webhook-deliveries.js';
 import type { WebhookRow } from '../db/schema.js';
-import {
-  AttemptRecorder,
-  retryDeliveryNow,
-  sendTestDelivery,
-  type DeliveryContext,
-  type FinishedAttempt,
-  type InFlight,
-} from './webhook-attempt.js';
+import type { DeliveryContext } from './webhook-attempt.js';
+import { retryDeliveryNow, sendTestDelivery, type InFlight } from './webhook-manual.js';
+import { AttemptRecorder, type FinishedAttempt } from './webhook-record.js';
 import { DeliveryLane } from './webhook-lane.js';
 import { fanOutEvents } from './webhook-outbox.js';
 import type { WebhookDelivery } from './webhook-schemas.js';

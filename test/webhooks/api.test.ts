@@ -257,3 +257,28 @@ t.test('a failed delivery is sent again by retry, with the same event id', async
   const missing = await s.request('POST', `/v1/webhooks/${hook.body.id}/deliveries/dlv_nope/retry`);
   t.equal(missing.status, 404);
 });
+
+t.test('retrying the delivery a queue waits on settles it, and the queue moves on', async (t) => {
+  const s = await startTestServer(t, { ...FAST, WEBHOOK_RETRY_SCHEDULE: '60' });
+  const receiver = await startReceiver(t, () => ({ status: 503 }));
+  const hook = await s.request('POST', '/v1/webhooks', { body: { url: receiver.url } });
+  await s.request('POST', '/v1/products', { body: productBody({ name: 'Head' }) });
+  await s.request('POST', '/v1/products', { body: productBody({ name: 'Behind' }) });
+  await receiver.waitFor(1);
+  const [, head] = await waitUntil('the head to wait for its retry', async () => {
+    const res = await s.request('GET', `/v1/webhooks/${hook.body.id}/deliveries`);
+    return res.body.deliveries[1]?.attempts === 1 ? res.body.deliveries : undefined;
+  });
+  t.equal(receiver.requests.length, 1, 'the next event waits behind the head (60 s retry)');
+
+  receiver.respond = () => ({ status: 200 });
+  const retried = await s.request(
+    'POST',
+    `/v1/webhooks/${hook.body.id}/deliveries/${head.id}/retry`,
+  );
+  t.match(retried.body, { status: 'succeeded', attempts: 2, next_attempt_at: null });
+  const [, , behind] = await receiver.waitFor(3, 3_000);
+  t.equal(JSON.parse(behind!.body).data.name, 'Behind', 'the queue went on at once');
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(receiver.requests.length, 3, 'the settled head is not sent again');
+});
