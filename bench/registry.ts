@@ -1,5 +1,6 @@
 import { apiBenchmark } from './api.js';
 import { discoveryBenchmark } from './discovery.js';
+import { webhooksBenchmark } from './webhooks.js';
 
 export interface Benchmark {
   title: string;
@@ -10,4 +11,5 @@ export interface Benchmark {
 export const benchmarks: Record<string, Benchmark> = {
   api: apiBenchmark,
   discovery: discoveryBenchmark,
+  webhooks: webhooksBenchmark,
 };

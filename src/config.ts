@@ -41,6 +41,7 @@ const ConfigSchema = z.object({
     5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
   ]),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(15),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),

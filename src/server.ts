@@ -6,6 +6,7 @@ import { openStore, type Store } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startDiscoveryServer, type DiscoveryServer } from './discovery/server.js';
 import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys.js';
+import { WebhookWorker } from './domain/webhook-worker.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 
@@ -54,6 +55,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
     keyCache: new ApiKeyCache(store.externalChanges),
     lifecycle: { shuttingDown: false },
   };
+  // Webhooks: the delivery worker reads the outbox for as long as the server runs.
+  const webhooks = new WebhookWorker(deps);
+  deps.webhooks = webhooks;
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
@@ -69,6 +73,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     logger: options.logger,
     now: deps.now,
   });
+  webhooks.start();
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -77,7 +82,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      await closed;
+      // Deliveries under way get the same grace as requests; the store closes after both.
+      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS)]);
       clearTimeout(timer);
       await discovery.close();
       await store.close();

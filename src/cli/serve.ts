@@ -9,7 +9,9 @@ export const serveHelp = `Usage: agentshelf serve
 Serves the platform API on HOST:PORT (default 127.0.0.1:8080) and the discovery registry
 (PUBLIC_DIR) on HOST:FEEDS_PORT (default 8081). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
-SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
+Runs the webhook delivery worker (one serve process per store delivers webhooks).
+SIGTERM or SIGINT: stop accepting, finish requests and webhook attempts in flight, close the
+store, exit.
 
 Settings come from the environment: see the configuration table in README.md.`;
 

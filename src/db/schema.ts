@@ -103,6 +103,67 @@ export interface DiscoveryRequestTable {
   is_ai_agent: number;
 }
 
+// --- Webhooks (issue 4) ---
+
+export type WebhookStatus = 'active' | 'disabled';
+/** Why an endpoint stopped receiving: a PUT, a 410 answer, or 3 days of failures. */
+export type WebhookDisabledReason = 'requested' | 'endpoint_gone' | 'failing';
+
+export interface WebhookTable {
+  id: string;
+  url: string;
+  /** JSON array of event kinds; null means every kind, also kinds added later. */
+  events: string | null;
+  /** The signing secret. Kept readable: the worker needs it to sign every delivery. */
+  secret: string;
+  /** The secret before the last rotation, still signing until previous_secret_expires_at. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  status: WebhookStatus;
+  disabled_reason: WebhookDisabledReason | null;
+  disabled_at: Timestamp | null;
+  /** Start of the current run of failed attempts; null after any success. */
+  failing_since: Timestamp | null;
+  /** Outbox position: events up to this seq are queued for this endpoint (or filtered out). */
+  event_cursor: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event for one endpoint. Outbox deliveries are sent in seq order per endpoint. */
+export interface WebhookDeliveryTable {
+  seq: Generated<number>;
+  id: string;
+  webhook_id: string;
+  /** The outbox event; null for a test delivery. */
+  event_seq: number | null;
+  event_id: string;
+  event_type: string;
+  /** The exact body of a test delivery; outbox deliveries build theirs from the event. */
+  payload: string | null;
+  status: DeliveryStatus;
+  /** Attempts made; the last one's outcome is the attempt row with this number. */
+  attempts: number;
+  next_attempt_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export type AttemptTrigger = 'schedule' | 'manual' | 'test';
+
+export interface WebhookAttemptTable {
+  delivery_seq: number;
+  attempt: number;
+  trigger: AttemptTrigger;
+  started_at: Timestamp;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  /** The first KiB of the receiver's answer, for the delivery log. */
+  response_body: string | null;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -111,6 +172,9 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   discovery_brands: DiscoveryBrandTable;
   discovery_requests: DiscoveryRequestTable;
+  webhooks: WebhookTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -122,6 +186,12 @@ export type NewApiKeyRow = Insertable<ApiKeyTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
 export type DiscoveryBrandRow = Selectable<DiscoveryBrandTable>;
 export type NewDiscoveryRequestRow = Insertable<DiscoveryRequestTable>;
+export type WebhookRow = Selectable<WebhookTable>;
+export type NewWebhookRow = Insertable<WebhookTable>;
+export type WebhookRowUpdate = Updateable<WebhookTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
+export type NewWebhookDeliveryRow = Insertable<WebhookDeliveryTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

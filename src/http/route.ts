@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { ApiKeyCache } from '../domain/api-keys.js';
+import type { WebhookWorker } from '../domain/webhook-worker.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -22,6 +23,8 @@ export interface AppDeps {
   lifecycle: { shuttingDown: boolean };
   /** Called after a product changes (the pipeline debounces a rebuild on it). */
   onProductsChanged?: () => void;
+  /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
+  webhooks?: WebhookWorker;
 }
 
 export interface Reply {

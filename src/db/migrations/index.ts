@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m20261121000000 from './20261121000000_initial.js';
 import * as m20261121040000 from './20261121040000_discovery.js';
+import * as m20261121020000 from './20261121020000_webhooks.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -9,4 +10,5 @@ import * as m20261121040000 from './20261121040000_discovery.js';
 export const migrations: Record<string, Migration> = {
   '20261121000000_initial': m20261121000000,
   '20261121040000_discovery': m20261121040000,
+  '20261121020000_webhooks': m20261121020000,
 };

@@ -2,6 +2,12 @@ import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every platform API route, in the order the OpenAPI document lists them. */
-export const allRoutes: RouteDef[] = [...productRoutes, ...apiKeyRoutes, ...metaRoutes];
+export const allRoutes: RouteDef[] = [
+  ...productRoutes,
+  ...webhookRoutes,
+  ...apiKeyRoutes,
+  ...metaRoutes,
+];
