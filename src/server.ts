@@ -7,6 +7,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { countActiveApiKeys, createApiKey } from './domain/api-keys.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
+import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
+import type { Stage } from '../pipeline/stage.js';
 
 export interface RunningServer {
   /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
@@ -16,6 +18,8 @@ export interface RunningServer {
   deps: AppDeps;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
+  /** The pipeline schedule, when started with `pipeline`. */
+  pipeline?: PipelineScheduler;
   /** Stops accepting, lets requests in flight finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -25,6 +29,11 @@ export interface StartOptions {
   now?: () => Date;
   /** Create and report an admin key when the store has no live key (serve does; tests may not). */
   createFirstAdminKey?: boolean;
+  /**
+   * Run the pipeline inside the server (serve does): on FEEDS_CRON, FEEDS_DEBOUNCE_MS after
+   * products or feeds change, and at start when the output is stale. Optionally other stages.
+   */
+  pipeline?: boolean | { stages: Stage[] };
 }
 
 /**
@@ -58,6 +67,21 @@ export async function startServer(config: Config, options: StartOptions): Promis
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+
+  // Started once listening, so a port already in use leaves no schedule behind.
+  let pipeline: PipelineScheduler | undefined;
+  if (options.pipeline) {
+    const scheduler = startPipelineScheduler({
+      store,
+      config,
+      logger: options.logger,
+      now: deps.now,
+      ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
+    });
+    deps.onProductsChanged = () => scheduler.requestRun('products changed');
+    deps.onFeedsChanged = () => scheduler.requestRun('feeds changed');
+    pipeline = scheduler;
+  }
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
 
   let closing: Promise<void> | undefined;
@@ -67,7 +91,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      await closed;
+      // A run in progress is aborted (its temporary files go, published files stay whole).
+      await Promise.all([closed, pipeline?.stop()]);
       clearTimeout(timer);
       await store.close();
     })());
@@ -79,5 +104,6 @@ export async function startServer(config: Config, options: StartOptions): Promis
     deps,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
+    ...(pipeline ? { pipeline } : {}),
   };
 }

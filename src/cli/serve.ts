@@ -8,7 +8,10 @@ export const serveHelp = `Usage: agentshelf serve
 
 Serves the platform API on HOST:PORT (default 127.0.0.1:8080). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
-SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
+Runs the pipeline on FEEDS_CRON, FEEDS_DEBOUNCE_MS after products or feeds change, and at
+start when the published output is stale (never two runs at once, also with \`build\`).
+SIGTERM or SIGINT: stop accepting, finish requests in flight, abort a pipeline run in
+progress (published files stay whole), close the store, exit.
 
 Settings come from the environment: see the configuration table in README.md.`;
 
@@ -20,11 +23,14 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const server = await startServer(config, { logger, createFirstAdminKey: true });
+  const server = await startServer(config, { logger, createFirstAdminKey: true, pipeline: true });
   console.log(
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
   );
   console.log(`  store: ${server.store.file}`);
+  console.log(
+    `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.PUBLIC_DIR}/feeds`,
+  );
   console.log(`  OpenAPI document: ${server.url}/v1/openapi.json`);
   if (server.firstAdminKey) {
     console.log('');

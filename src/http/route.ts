@@ -19,6 +19,8 @@ export interface AppDeps {
   lifecycle: { shuttingDown: boolean };
   /** Called after a product changes (the pipeline debounces a rebuild on it). */
   onProductsChanged?: () => void;
+  /** Called after a feed is created, changed or deleted (the pipeline debounces a run on it). */
+  onFeedsChanged?: () => void;
 }
 
 export interface Reply {

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m20261121000000 from './20261121000000_initial.js';
+import * as m20261121030000 from './20261121030000_feeds.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -7,4 +8,5 @@ import * as m20261121000000 from './20261121000000_initial.js';
  */
 export const migrations: Record<string, Migration> = {
   '20261121000000_initial': m20261121000000,
+  '20261121030000_feeds': m20261121030000,
 };

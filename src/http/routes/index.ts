@@ -1,7 +1,13 @@
 import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
+import { feedRoutes } from './feeds.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
 
 /** Every platform API route, in the order the OpenAPI document lists them. */
-export const allRoutes: RouteDef[] = [...productRoutes, ...apiKeyRoutes, ...metaRoutes];
+export const allRoutes: RouteDef[] = [
+  ...productRoutes,
+  ...feedRoutes,
+  ...apiKeyRoutes,
+  ...metaRoutes,
+];
