@@ -136,8 +136,9 @@ async function generateFeed(
 async function removeUnpublishedFiles(ctx: PipelineContext, dir: string): Promise<void> {
   const feeds = new Map((await listFeedPublications(ctx.db)).map((f) => [f.id, f]));
   const unpublished = new Set<string>();
-  for (const name of await fs.promises.readdir(dir)) {
-    const match = FEED_FILE.exec(name);
+  for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
+    const name = entry.name;
+    const match = entry.isFile() ? FEED_FILE.exec(name) : null;
     if (!match) continue;
     const [, id, kind] = match as unknown as [string, string, string];
     const feed = feeds.get(id);
