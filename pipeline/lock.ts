@@ -1,18 +1,19 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../src/db/database.js';
-import type { Selectable } from 'kysely';
-import type { PipelineLockTable } from '../src/db/schema.js';
 import { randomBase62 } from '../src/ids.js';
 
-/** A holder that has not written a heartbeat for this long is taken to be gone. */
+/** A holder or waiter that has not written a heartbeat for this long is taken to be gone. */
 export const LOCK_STALE_MS = 60_000;
 const HEARTBEAT_MS = 5_000;
 const POLL_MS = 200;
 const LOCK = 'pipeline';
 
-/** Tokens this process holds now: a row with our pid but another token is a past incarnation. */
-const heldHere = new Set<string>();
+/**
+ * Tokens this process holds or waits with. A row with our pid but a token not in here is a
+ * past incarnation of this pid (containers restart as pid 1), so it is gone.
+ */
+const liveHere = new Set<string>();
 
 export interface LockHolder {
   pid: number | null;
@@ -43,6 +44,13 @@ export interface AcquireOptions {
   staleMs?: number;
 }
 
+interface Party {
+  token: string | null;
+  pid: number | null;
+  hostname: string | null;
+  heartbeat_ms: number | null;
+}
+
 function processIsGone(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -54,22 +62,37 @@ function processIsGone(pid: number): boolean {
 }
 
 /**
- * Whether a holder is gone: killed (its pid no longer exists on this host), a past
- * incarnation of this pid (containers restart as pid 1), or silent for longer than staleMs
- * (another host, or a hung process).
+ * Whether a holder or waiter is gone: killed (its pid no longer exists on this host), a past
+ * incarnation of this pid, or silent for longer than staleMs (another host, a hung process).
  */
-function isAbandoned(row: Selectable<PipelineLockTable>, staleMs: number): boolean {
-  if (row.heartbeat_ms === null || Date.now() - row.heartbeat_ms > staleMs) return true;
-  if (row.pid === null || row.hostname !== os.hostname()) return false;
-  if (row.pid === process.pid) return !heldHere.has(row.holder ?? '');
-  return processIsGone(row.pid);
+function isGone(party: Party, staleMs: number): boolean {
+  if (party.heartbeat_ms === null || Date.now() - party.heartbeat_ms > staleMs) return true;
+  if (party.pid === null || party.hostname !== os.hostname()) return false;
+  if (party.pid === process.pid) return !liveHere.has(party.token ?? '');
+  return processIsGone(party.pid);
+}
+
+/** Whether a live waiter queued before `ticket`; forgets the waiters that are gone. */
+async function hasLiveWaiterBefore(db: Db, ticket: number, staleMs: number): Promise<boolean> {
+  const ahead = await db
+    .selectFrom('pipeline_lock_waiters')
+    .selectAll()
+    .where('ticket', '<', ticket)
+    .orderBy('ticket')
+    .execute();
+  for (const waiter of ahead) {
+    if (!isGone(waiter, staleMs)) return true;
+    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', waiter.ticket).execute();
+  }
+  return false;
 }
 
 /**
- * Takes the pipeline lock: one row in the store, claimed with a compare-and-set UPDATE, so
- * two runs never overlap, in one process or across processes sharing the store. A holder
- * that was killed cannot block: its lock is taken over as soon as its pid is gone.
- * Waits up to `waitMs` for a live holder, then throws PipelineBusyError.
+ * Takes the pipeline lock: one row in the store, claimed with a compare-and-set UPDATE, so two
+ * runs never overlap, in one process or across processes sharing the store. Waiters queue by
+ * ticket, so a process that runs often (serve) cannot starve a waiting `build`. A holder or
+ * waiter that was killed cannot block: it is passed over as soon as its pid is gone.
+ * Waits up to `waitMs` for live holders, then throws PipelineBusyError.
  */
 export async function acquirePipelineLock(
   db: Db,
@@ -78,45 +101,65 @@ export async function acquirePipelineLock(
   const token = randomBase62(20);
   const staleMs = options.staleMs ?? LOCK_STALE_MS;
   const deadline = Date.now() + (options.waitMs ?? 0);
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const row = await db
-      .selectFrom('pipeline_lock')
-      .selectAll()
-      .where('name', '=', LOCK)
-      .executeTakeFirstOrThrow();
-    if (row.holder === null || isAbandoned(row, staleMs)) {
-      const claimed = await db
-        .updateTable('pipeline_lock')
-        .set({
-          holder: token,
-          pid: process.pid,
-          hostname: os.hostname(),
-          acquired_at: new Date().toISOString(),
-          heartbeat_ms: Date.now(),
-        })
+  liveHere.add(token);
+  let acquired = false;
+  const queued = await db
+    .insertInto('pipeline_lock_waiters')
+    .values({ token, pid: process.pid, hostname: os.hostname(), heartbeat_ms: Date.now() })
+    .executeTakeFirstOrThrow();
+  const ticket = Number(queued.insertId);
+  try {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const row = await db
+        .selectFrom('pipeline_lock')
+        .selectAll()
         .where('name', '=', LOCK)
-        .where((eb) =>
-          row.holder === null ? eb('holder', 'is', null) : eb('holder', '=', row.holder),
-        )
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 1) return holdLock(db, token);
-      continue; // another process claimed it between our read and our write
+        .executeTakeFirstOrThrow();
+      const free = row.holder === null || isGone({ ...row, token: row.holder }, staleMs);
+      if (free && !(await hasLiveWaiterBefore(db, ticket, staleMs))) {
+        const claimed = await db
+          .updateTable('pipeline_lock')
+          .set({
+            holder: token,
+            pid: process.pid,
+            hostname: os.hostname(),
+            acquired_at: new Date().toISOString(),
+            heartbeat_ms: Date.now(),
+          })
+          .where('name', '=', LOCK)
+          .where((eb) =>
+            row.holder === null ? eb('holder', 'is', null) : eb('holder', '=', row.holder),
+          )
+          .executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) === 1) {
+          acquired = true;
+          return holdLock(db, token);
+        }
+        continue; // another process claimed it between our read and our write
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new PipelineBusyError({
+          pid: row.pid,
+          hostname: row.hostname,
+          acquiredAt: row.acquired_at,
+        });
+      }
+      await db
+        .updateTable('pipeline_lock_waiters')
+        .set({ heartbeat_ms: Date.now() })
+        .where('ticket', '=', ticket)
+        .execute();
+      await sleep(Math.min(POLL_MS, left), undefined, { signal: options.signal });
     }
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      throw new PipelineBusyError({
-        pid: row.pid,
-        hostname: row.hostname,
-        acquiredAt: row.acquired_at,
-      });
-    }
-    await sleep(Math.min(POLL_MS, left), undefined, { signal: options.signal });
+  } finally {
+    if (!acquired) liveHere.delete(token);
+    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', ticket).execute();
   }
 }
 
 function holdLock(db: Db, token: string): PipelineLock {
-  heldHere.add(token);
   let lost = false;
   const beat = async () => {
     try {
@@ -139,7 +182,7 @@ function holdLock(db: Db, token: string): PipelineLock {
     },
     async release() {
       clearInterval(timer);
-      heldHere.delete(token);
+      liveHere.delete(token);
       await db
         .updateTable('pipeline_lock')
         .set({ holder: null, pid: null, hostname: null, acquired_at: null, heartbeat_ms: null })

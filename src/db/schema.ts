@@ -145,6 +145,15 @@ export interface PipelineLockTable {
   heartbeat_ms: number | null;
 }
 
+/** Runs waiting for the pipeline lock, served in ticket order so no waiter starves. */
+export interface PipelineLockWaiterTable {
+  ticket: Generated<number>;
+  token: string;
+  pid: number;
+  hostname: string;
+  heartbeat_ms: number;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -155,6 +164,7 @@ export interface Database {
   feed_products: FeedProductTable;
   pipeline_runs: PipelineRunTable;
   pipeline_lock: PipelineLockTable;
+  pipeline_lock_waiters: PipelineLockWaiterTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;

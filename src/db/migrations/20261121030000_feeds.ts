@@ -69,10 +69,25 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('heartbeat_ms', 'integer')
     .execute();
   await sql`insert into pipeline_lock (name) values ('pipeline')`.execute(db);
+
+  await db.schema
+    .createTable('pipeline_lock_waiters')
+    .addColumn('ticket', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('token', 'text', (c) => c.notNull().unique())
+    .addColumn('pid', 'integer', (c) => c.notNull())
+    .addColumn('hostname', 'text', (c) => c.notNull())
+    .addColumn('heartbeat_ms', 'integer', (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['pipeline_lock', 'pipeline_runs', 'feed_products', 'feeds']) {
+  for (const table of [
+    'pipeline_lock_waiters',
+    'pipeline_lock',
+    'pipeline_runs',
+    'feed_products',
+    'feeds',
+  ]) {
     await db.schema.dropTable(table).execute();
   }
 }
