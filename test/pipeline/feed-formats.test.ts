@@ -62,15 +62,50 @@ function keepXmlChars(s: string): string {
 }
 
 const tricky = fc.constantFrom(
-  '"', ',', '\n', '\r', '\r\n', '\t', ' ', "'", '<', '>', '&', ']]>', '&amp;', '<![CDATA[x]]>',
-  '😀', '👩‍👩‍👧', '\u0000', '\u0001', '\u0008', '\u000B', '\u000C', '\u001F', '\u007F', '\u0085',
-  '\u2028', '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uFFFE', '\uFFFF', '\uFEFF', '=1+1', '-', '\\',
+  '"',
+  ',',
+  '\n',
+  '\r',
+  '\r\n',
+  '\t',
+  ' ',
+  "'",
+  '<',
+  '>',
+  '&',
+  ']]>',
+  '&amp;',
+  '<![CDATA[x]]>',
+  '😀',
+  '👩‍👩‍👧',
+  '\u0000',
+  '\u0001',
+  '\u0008',
+  '\u000B',
+  '\u000C',
+  '\u001F',
+  '\u007F',
+  '\u0085',
+  '\u2028',
+  '\uD800',
+  '\uDBFF',
+  '\uDC00',
+  '\uDFFF',
+  '\uFFFE',
+  '\uFFFF',
+  '\uFEFF',
+  '=1+1',
+  '-',
+  '\\',
 );
 const anyUnit = fc.nat(0xffff).map((c) => String.fromCharCode(c));
 const anyString = fc
-  .array(fc.oneof(tricky, fc.string({ unit: anyUnit, maxLength: 6 }), fc.string({ maxLength: 6 })), {
-    maxLength: 8,
-  })
+  .array(
+    fc.oneof(tricky, fc.string({ unit: anyUnit, maxLength: 6 }), fc.string({ maxLength: 6 })),
+    {
+      maxLength: 8,
+    },
+  )
   .map((parts) => parts.join(''));
 
 function row(name: string, description: string, brand: string): ProductRow {
@@ -90,7 +125,12 @@ function row(name: string, description: string, brand: string): ProductRow {
   };
 }
 
-const meta: FeedMeta = { id: 'feed_x', name: 'F', storeName: 'Store', storeUrl: 'https://s.example' };
+const meta: FeedMeta = {
+  id: 'feed_x',
+  name: 'F',
+  storeName: 'Store',
+  storeUrl: 'https://s.example',
+};
 
 function render(format: keyof typeof FEED_FORMATTERS, records: FeedRecord[]): string {
   const f = FEED_FORMATTERS[format];
@@ -141,101 +181,124 @@ for (const format of ['json', 'csv', 'xml'] as const) {
   });
 }
 
-t.test('the three formats carry the same records and columns, read back with real parsers', async (t) => {
-  const s = await startTestServer(t, { STORE_NAME: 'Shop & "Co" <1>' });
-  const nasty = 'Quote " comma , CR\r LF\n tab\t <b>&amp;</b> ]]> 😀 bell\u0007 vt\u000B \u2028 end ';
-  const bodies = [
-    productBody({ id: 'A-1', name: nasty.slice(0, 100), description: nasty }),
-    productBody({
+t.test(
+  'the three formats carry the same records and columns, read back with real parsers',
+  async (t) => {
+    const s = await startTestServer(t, { STORE_NAME: 'Shop & "Co" <1>' });
+    const nasty =
+      'Quote " comma , CR\r LF\n tab\t <b>&amp;</b> ]]> 😀 bell\u0007 vt\u000B \u2028 end ';
+    const bodies = [
+      productBody({ id: 'A-1', name: nasty.slice(0, 100), description: nasty }),
+      productBody({
+        id: 'A-2',
+        name: '=SUM(A1) leading formula',
+        description: null,
+        category: 'Home > Lighting',
+        images: [
+          'https://img.example.com/1.jpg',
+          'https://img.example.com/2,3.jpg',
+          'https://img.example.com/4.jpg',
+        ],
+        attributes: {
+          brand: 'Ünïcödé',
+          gtin: '4006381333931',
+          mpn: 'M,1',
+          condition: 'used',
+          availability: 'preorder',
+          inventory_quantity: 0,
+          item_group_id: 'G-1',
+          color: 'Red "ruby"',
+          size: 'XL',
+          material: 'cotton',
+          gender: 'unisex',
+          age_group: 'adult',
+          url: 'https://shop.example.com/a-2?x=1&y=2',
+          enable_checkout: true,
+        },
+      }),
+      productBody({ id: 'A-3', name: 'No extras', images: [], attributes: {} }),
+      productBody({ id: 'A-4', name: 'Draft', status: 'draft' }),
+    ];
+    for (const body of bodies) {
+      const res = await s.request('POST', '/v1/products', { body });
+      t.equal(res.status, 201, res.text);
+    }
+    const feeds = {
+      json: await createFeed(s, { name: 'All <json>', format: 'json' }),
+      csv: await createFeed(s, { name: 'All csv', format: 'csv' }),
+      xml: await createFeed(s, { name: 'All & xml', format: 'xml' }),
+    };
+    t.equal((await runFeeds(s)).status, 'succeeded');
+    const read = (format: 'json' | 'csv' | 'xml') =>
+      fs.readFileSync(feedPath(s, feeds[format].id, format), 'utf8');
+    const json = readRecords('json', read('json'));
+    const csv = readRecords('csv', read('csv'));
+    const xml = readRecords('xml', read('xml'));
+    t.equal(json.length, 3, 'drafts are left out');
+    t.same(csv, json, 'CSV and JSON carry the same records');
+    t.same(xml, json, 'XML and JSON carry the same records');
+    for (const record of json)
+      t.same(Object.keys(record), [...FEED_COLUMNS], 'every column, in order');
+    t.same(read('csv').split('\n')[0], FEED_COLUMNS.join(','), 'the CSV header is the column list');
+
+    const [a1, a2, a3] = json as [FeedRecord, FeedRecord, FeedRecord];
+    t.equal(
+      a1.description,
+      nasty.replace('\u0007', '').replace('\u000B', ''),
+      'only forbidden characters go',
+    );
+    t.match(a2, {
       id: 'A-2',
-      name: '=SUM(A1) leading formula',
-      description: null,
-      category: 'Home > Lighting',
-      images: ['https://img.example.com/1.jpg', 'https://img.example.com/2,3.jpg', 'https://img.example.com/4.jpg'],
-      attributes: {
-        brand: 'Ünïcödé',
-        gtin: '4006381333931',
-        mpn: 'M,1',
-        condition: 'used',
-        availability: 'preorder',
-        inventory_quantity: 0,
-        item_group_id: 'G-1',
-        color: 'Red "ruby"',
-        size: 'XL',
-        material: 'cotton',
-        gender: 'unisex',
-        age_group: 'adult',
-        url: 'https://shop.example.com/a-2?x=1&y=2',
-        enable_checkout: true,
-      },
-    }),
-    productBody({ id: 'A-3', name: 'No extras', images: [], attributes: {} }),
-    productBody({ id: 'A-4', name: 'Draft', status: 'draft' }),
-  ];
-  for (const body of bodies) {
-    const res = await s.request('POST', '/v1/products', { body });
-    t.equal(res.status, 201, res.text);
-  }
-  const feeds = {
-    json: await createFeed(s, { name: 'All <json>', format: 'json' }),
-    csv: await createFeed(s, { name: 'All csv', format: 'csv' }),
-    xml: await createFeed(s, { name: 'All & xml', format: 'xml' }),
-  };
-  t.equal((await runFeeds(s)).status, 'succeeded');
-  const read = (format: 'json' | 'csv' | 'xml') =>
-    fs.readFileSync(feedPath(s, feeds[format].id, format), 'utf8');
-  const json = readRecords('json', read('json'));
-  const csv = readRecords('csv', read('csv'));
-  const xml = readRecords('xml', read('xml'));
-  t.equal(json.length, 3, 'drafts are left out');
-  t.same(csv, json, 'CSV and JSON carry the same records');
-  t.same(xml, json, 'XML and JSON carry the same records');
-  for (const record of json) t.same(Object.keys(record), [...FEED_COLUMNS], 'every column, in order');
-  t.same(read('csv').split('\n')[0], FEED_COLUMNS.join(','), 'the CSV header is the column list');
+      title: '=SUM(A1) leading formula',
+      description: '',
+      link: 'https://shop.example.com/a-2?x=1&y=2',
+      image_link: 'https://img.example.com/1.jpg',
+      additional_image_link: 'https://img.example.com/2%2C3.jpg,https://img.example.com/4.jpg',
+      price: '79.99 USD',
+      availability: 'preorder',
+      inventory_quantity: '0',
+      brand: 'Ünïcödé',
+      product_category: 'Home > Lighting',
+      gtin: '4006381333931',
+      mpn: 'M,1',
+      condition: 'used',
+      item_group_id: 'G-1',
+      color: 'Red "ruby"',
+      seller_name: 'Shop & "Co" <1>',
+      seller_url: s.config.FEEDS_URL,
+      enable_search: 'true',
+      enable_checkout: 'true',
+    });
+    t.match(a3, {
+      image_link: '',
+      brand: 'Shop & "Co" <1>',
+      availability: 'in_stock',
+      enable_checkout: 'false',
+    });
 
-  const [a1, a2, a3] = json as [FeedRecord, FeedRecord, FeedRecord];
-  t.equal(a1.description, nasty.replace('\u0007', '').replace('\u000B', ''), 'only forbidden characters go');
-  t.match(a2, {
-    id: 'A-2',
-    title: '=SUM(A1) leading formula',
-    description: '',
-    link: 'https://shop.example.com/a-2?x=1&y=2',
-    image_link: 'https://img.example.com/1.jpg',
-    additional_image_link: 'https://img.example.com/2%2C3.jpg,https://img.example.com/4.jpg',
-    price: '79.99 USD',
-    availability: 'preorder',
-    inventory_quantity: '0',
-    brand: 'Ünïcödé',
-    product_category: 'Home > Lighting',
-    gtin: '4006381333931',
-    mpn: 'M,1',
-    condition: 'used',
-    item_group_id: 'G-1',
-    color: 'Red "ruby"',
-    seller_name: 'Shop & "Co" <1>',
-    seller_url: s.config.FEEDS_URL,
-    enable_search: 'true',
-    enable_checkout: 'true',
-  });
-  t.match(a3, { image_link: '', brand: 'Shop & "Co" <1>', availability: 'in_stock', enable_checkout: 'false' });
-
-  const xmlText = read('xml');
-  t.equal(XMLValidator.validate(xmlText), true, 'well-formed XML');
-  t.match(xmlText, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<rss version="2.0" xmlns:g="http:\/\/base.google.com\/ns\/1.0">\n<channel>\n<title>All &amp; xml<\/title>/);
-  const doc = xmlParser.parse(xmlText) as { rss: { channel: Record<string, unknown> } };
-  t.equal(doc.rss.channel.link, s.config.FEEDS_URL, 'RSS 2.0 channel link');
-  t.equal(doc.rss.channel.description, 'Products of Shop & "Co" <1>');
-  t.equal(JSON.parse(read('json')).name, 'All <json>');
-  const xmllint = spawnSync('xmllint', ['--noout', feedPath(s, feeds.xml.id, 'xml')], { encoding: 'utf8' });
-  const skip = xmllint.error ? 'xmllint is not installed (Debian package libxml2-utils)' : false;
-  await t.test('xmllint accepts the XML', { skip }, async (t) => {
-    t.equal(xmllint.status, 0, xmllint.stderr);
-  });
-  for (const format of ['json', 'csv', 'xml'] as const) {
-    const gz = zlib.gunzipSync(fs.readFileSync(`${feedPath(s, feeds[format].id, format)}.gz`));
-    t.equal(gz.toString('utf8'), read(format), `the ${format}.gz sibling holds the same bytes`);
-  }
-});
+    const xmlText = read('xml');
+    t.equal(XMLValidator.validate(xmlText), true, 'well-formed XML');
+    t.match(
+      xmlText,
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<rss version="2.0" xmlns:g="http:\/\/base.google.com\/ns\/1.0">\n<channel>\n<title>All &amp; xml<\/title>/,
+    );
+    const doc = xmlParser.parse(xmlText) as { rss: { channel: Record<string, unknown> } };
+    t.equal(doc.rss.channel.link, s.config.FEEDS_URL, 'RSS 2.0 channel link');
+    t.equal(doc.rss.channel.description, 'Products of Shop & "Co" <1>');
+    t.equal(JSON.parse(read('json')).name, 'All <json>');
+    const xmllint = spawnSync('xmllint', ['--noout', feedPath(s, feeds.xml.id, 'xml')], {
+      encoding: 'utf8',
+    });
+    const skip = xmllint.error ? 'xmllint is not installed (Debian package libxml2-utils)' : false;
+    await t.test('xmllint accepts the XML', { skip }, async (t) => {
+      t.equal(xmllint.status, 0, xmllint.stderr);
+    });
+    for (const format of ['json', 'csv', 'xml'] as const) {
+      const gz = zlib.gunzipSync(fs.readFileSync(`${feedPath(s, feeds[format].id, format)}.gz`));
+      t.equal(gz.toString('utf8'), read(format), `the ${format}.gz sibling holds the same bytes`);
+    }
+  },
+);
 
 t.test('an empty feed is a valid file in each format', async (t) => {
   for (const format of ['json', 'csv', 'xml'] as const) {
