@@ -109,7 +109,7 @@ t.test('on a terminal, build draws its progress on stderr', async (t) => {
     });
     t.equal(res.status, 0, res.stderr);
     t.match(res.stdout, /feeds {2}1 \/ 1 products {2}[\d,]+\/s/, 'a progress line');
-    t.match(res.stdout, /\r\x1b\[2K/, 'redrawn in place');
+    t.ok(res.stdout.includes('\r\u001b[2K'), 'redrawn in place');
     t.match(res.stdout, /"F": 1 products/, 'then the summary');
   });
 });
