@@ -1,7 +1,11 @@
+import { pipelineBenchmark } from './pipeline.js';
+
 export interface Benchmark {
   title: string;
   run: () => Promise<void>;
 }
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
-export const benchmarks: Record<string, Benchmark> = {};
+export const benchmarks: Record<string, Benchmark> = {
+  pipeline: pipelineBenchmark,
+};
