@@ -53,7 +53,14 @@ export class AtomicFile {
     this.out = fs.createWriteStream(this.tmp, { highWaterMark: 1 << 20 });
     if (options.gzip ?? true) {
       this.gzipTmp = `${this.tmp}.gz`;
-      this.gzip = zlib.createGzip({ level: options.gzipLevel ?? 6 });
+      // A buffer as large as the file's: with zlib's default 16 KiB every write of a batch
+      // would wait for compression to finish, and the two would never run side by side.
+      this.gzip = zlib.createGzip({
+        level: options.gzipLevel ?? 6,
+        chunkSize: 64 * 1024,
+        // Passed on to the stream; @types/node leaves it out of ZlibOptions.
+        ...{ highWaterMark: 1 << 20 },
+      });
       this.gzipOut = fs.createWriteStream(this.gzipTmp, { highWaterMark: 1 << 20 });
       this.gzip.pipe(this.gzipOut);
     }
