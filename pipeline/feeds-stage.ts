@@ -20,6 +20,12 @@ import type { PipelineContext, Stage, StageOutput } from './stage.js';
 
 /** Records per write: large enough that stream, hash and gzip calls are few, small in memory. */
 const BATCH = 256;
+/**
+ * gzip level of the `.gz` siblings. Levels 1-3 use zlib's fast strategy: on feed text level 3
+ * ran 3x faster than the default 6 for files 8-20% larger, and the .gz is rebuilt on every
+ * run while the pipeline's own thread works beside it.
+ */
+const GZIP_LEVEL = 3;
 const FEED_FILE = /^(feed_[A-Za-z0-9]+)\.(json|csv|xml|diagnostics\.ndjson)(\.gz)?$/;
 
 async function write(file: AtomicFile, text: string): Promise<void> {
@@ -62,6 +68,7 @@ async function generateFeed(
   const settings = { storeName: STORE_NAME, storeUrl: FEEDS_URL };
   const previous = feed.published_format === feed.format ? feed.sha256 : null;
   const file = new AtomicFile(feedFilePath(PUBLIC_DIR, feed.id, feed.format), {
+    gzipLevel: GZIP_LEVEL,
     ...(previous ? { previousSha256: previous } : {}),
   });
   const diagnostics = new AtomicFile(feedDiagnosticsPath(PUBLIC_DIR, feed.id), { gzip: false });

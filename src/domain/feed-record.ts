@@ -1,4 +1,4 @@
-import type { ProductRow } from '../db/schema.js';
+import type { FeedSourceRow } from '../db/queries/feeds.js';
 import { codePointLength, isValidGtin } from './fields.js';
 import { formatMinorUnits } from './money.js';
 
@@ -71,9 +71,32 @@ const FORBIDDEN =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 /* eslint-enable no-control-regex */
 
+// In JSON text written by JSON.stringify, those characters are escapes (\u0001, \b, \f,
+// \udXXX) or raw U+FFFE / U+FFFF. A match only means "look closer": the slow path is exact.
+const MAYBE_FORBIDDEN_IN_JSON = /\\u00[01]|\\[bf]|\\u[dD][89a-fA-F]|[\uFFFE\uFFFF]/;
+
 /** Drops the characters XML 1.0 forbids; every other character is kept as it is. */
 export function dropForbiddenCharacters(value: string): string {
   return MAYBE_FORBIDDEN.test(value) ? value.replace(FORBIDDEN, '') : value;
+}
+
+function same(value: string): string {
+  return value;
+}
+
+/**
+ * The cleaning a row needs: none for the usual row (a few tests on its raw columns), the
+ * exact drop rule for a row that may hold a forbidden character.
+ */
+function cleanerFor(row: FeedSourceRow): (value: string) => string {
+  const suspect =
+    MAYBE_FORBIDDEN.test(row.id) ||
+    MAYBE_FORBIDDEN.test(row.name) ||
+    (row.description !== null && MAYBE_FORBIDDEN.test(row.description)) ||
+    (row.category !== null && MAYBE_FORBIDDEN.test(row.category)) ||
+    MAYBE_FORBIDDEN_IN_JSON.test(row.images) ||
+    MAYBE_FORBIDDEN_IN_JSON.test(row.attributes);
+  return suspect ? dropForbiddenCharacters : same;
 }
 
 function issue(
@@ -149,8 +172,8 @@ function parseJson<T>(text: string, fallback: T): T {
   }
 }
 
-function textOf(value: unknown): string {
-  if (typeof value === 'string') return dropForbiddenCharacters(value);
+function textOf(value: unknown, clean: (value: string) => string): string {
+  if (typeof value === 'string') return clean(value);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return '';
 }
@@ -159,17 +182,19 @@ function textOf(value: unknown): string {
  * A product row as a feed record, with the issues a feed reader (ChatGPT, Merchant Center)
  * would find in it. Values are kept as they are, less the characters XML forbids.
  */
-export function toFeedItem(row: ProductRow, settings: FeedSettings): FeedItem {
+export function toFeedItem(row: FeedSourceRow, settings: FeedSettings): FeedItem {
+  const clean = cleanerFor(row);
+  const text = (value: unknown) => textOf(value, clean);
   const images = parseJson<unknown>(row.images, []);
   const a = parseJson<Record<string, unknown>>(row.attributes, {});
-  const imageList = Array.isArray(images) ? images.map(textOf).filter((u) => u !== '') : [];
-  const brand = textOf(a.brand);
-  const quantity = textOf(a.inventory_quantity);
+  const imageList = Array.isArray(images) ? images.map(text).filter((u) => u !== '') : [];
+  const brand = text(a.brand);
+  const quantity = text(a.inventory_quantity);
   const record: FeedRecord = {
-    id: dropForbiddenCharacters(row.id),
-    title: dropForbiddenCharacters(row.name),
-    description: row.description === null ? '' : dropForbiddenCharacters(row.description),
-    link: textOf(a.url),
+    id: clean(row.id),
+    title: clean(row.name),
+    description: row.description === null ? '' : clean(row.description),
+    link: text(a.url),
     image_link: imageList[0] ?? '',
     // One value in every format: URLs joined by commas, a comma inside a URL percent-encoded.
     additional_image_link: imageList
@@ -177,19 +202,19 @@ export function toFeedItem(row: ProductRow, settings: FeedSettings): FeedItem {
       .map((u) => u.replaceAll(',', '%2C'))
       .join(','),
     price: `${formatMinorUnits(row.price_minor, row.currency)} ${row.currency}`,
-    availability: textOf(a.availability) || (quantity === '0' ? 'out_of_stock' : 'in_stock'),
+    availability: text(a.availability) || (quantity === '0' ? 'out_of_stock' : 'in_stock'),
     inventory_quantity: quantity,
     brand: brand || dropForbiddenCharacters(settings.storeName),
-    product_category: row.category === null ? '' : dropForbiddenCharacters(row.category),
-    gtin: textOf(a.gtin),
-    mpn: textOf(a.mpn),
-    condition: textOf(a.condition),
-    item_group_id: textOf(a.item_group_id),
-    color: textOf(a.color),
-    size: textOf(a.size),
-    material: textOf(a.material),
-    gender: textOf(a.gender),
-    age_group: textOf(a.age_group),
+    product_category: row.category === null ? '' : clean(row.category),
+    gtin: text(a.gtin),
+    mpn: text(a.mpn),
+    condition: text(a.condition),
+    item_group_id: text(a.item_group_id),
+    color: text(a.color),
+    size: text(a.size),
+    material: text(a.material),
+    gender: text(a.gender),
+    age_group: text(a.age_group),
     seller_name: dropForbiddenCharacters(settings.storeName),
     seller_url: dropForbiddenCharacters(settings.storeUrl),
     enable_search: row.status === 'active' && a.enable_search !== false ? 'true' : 'false',
@@ -200,7 +225,7 @@ export function toFeedItem(row: ProductRow, settings: FeedSettings): FeedItem {
 
 function diagnose(
   r: FeedRecord,
-  row: ProductRow,
+  row: FeedSourceRow,
   brandMissing: boolean,
   images: string[],
 ): FeedIssue[] {
