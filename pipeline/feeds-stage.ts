@@ -3,8 +3,9 @@ import type { FeedRow } from '../src/db/schema.js';
 import {
   countFeedProducts,
   listFeedPublications,
+  listFeedProductPage,
   listFeedsToGenerate,
-  selectFeedProducts,
+  type FeedSourceRow,
 } from '../src/db/queries/feeds.js';
 import { feedDiagnosticsPath, feedFilePath, feedsDirectory } from '../src/domain/feed-files.js';
 import { toFeedItem, type FeedIssue, type FeedRecord } from '../src/domain/feed-record.js';
@@ -18,6 +19,8 @@ import { FEED_FORMATTERS } from './feed-formats.js';
 import { AtomicFile, removeStaleTemporaries } from './publish.js';
 import type { PipelineContext, Stage, StageOutput } from './stage.js';
 
+/** Products read at once: one query per page, a page in memory. */
+const PAGE = 1000;
 /** Records per write: large enough that stream, hash and gzip calls are few, small in memory. */
 const BATCH = 256;
 /**
@@ -53,8 +56,9 @@ function summarise(counts: Map<FeedIssue, number>): FeedPublication['diagnostics
 }
 
 /**
- * Streams one feed's products from the read-only connection into its format and its
- * diagnostics file, both published atomically. Only a batch of records is in memory.
+ * Streams one feed's products from the read-only connection, a page at a time in one read
+ * transaction, into its format and its diagnostics file, both published atomically. Only a
+ * page of rows and a batch of records are in memory.
  */
 async function generateFeed(
   ctx: PipelineContext,
@@ -88,26 +92,32 @@ async function generateFeed(
       await write(diagnostics, issueLines);
       issueLines = '';
     };
-    for await (const row of selectFeedProducts(ctx.reader, feed).stream()) {
-      const { record, issues } = toFeedItem(row, settings);
-      batch.push(record);
-      products++;
-      if (issues.length) {
-        let errors = 0;
-        for (const issue of issues) {
-          counts.set(issue, (counts.get(issue) ?? 0) + 1);
-          if (issue.severity === 'error') errors++;
+    await ctx.reader.transaction().execute(async (reader) => {
+      let after: FeedSourceRow | undefined;
+      for (;;) {
+        const rows = await listFeedProductPage(reader, feed, after, PAGE);
+        for (const row of rows) {
+          const { record, issues } = toFeedItem(row, settings);
+          batch.push(record);
+          products++;
+          if (issues.length) {
+            let errors = 0;
+            for (const issue of issues) {
+              counts.set(issue, (counts.get(issue) ?? 0) + 1);
+              if (issue.severity === 'error') errors++;
+            }
+            if (errors > 0) withErrors++;
+            if (errors < issues.length) withWarnings++;
+            issueLines += `${JSON.stringify({ id: record.id, issues })}\n`;
+          }
+          if (batch.length === BATCH) await flush();
         }
-        if (errors > 0) withErrors++;
-        if (errors < issues.length) withWarnings++;
-        issueLines += `${JSON.stringify({ id: record.id, issues })}\n`;
-      }
-      if (batch.length === BATCH) {
-        await flush();
         onProgress(products);
         ctx.signal?.throwIfAborted();
+        if (rows.length < PAGE) break;
+        after = rows[rows.length - 1];
       }
-    }
+    });
     if (batch.length) await flush();
     onProgress(products);
     await write(file, formatter.end(meta));
