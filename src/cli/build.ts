@@ -19,8 +19,9 @@ If another run is in progress (serve's schedule, or another build), waits for it
                   duration and peak memory.
 
 On a terminal, shows progress on stderr (products/s and ETA); otherwise prints one line
-per feed. Exit status: 0 when every feed was published, 1 when one failed (named on stderr)
-or another run held the lock longer than --wait, 2 for a usage error.`;
+per feed. Ctrl-C (or SIGTERM) stops the run and leaves the published files as they were.
+Exit status: 0 when every feed was published, 1 when one failed (named on stderr) or another
+run held the lock longer than --wait, 2 for a usage error, 130 when interrupted.`;
 
 /** One progress line: "feeds  120,000 / 300,000 products  98,000/s  ETA 2 s". */
 export function formatProgress(
@@ -62,7 +63,16 @@ export async function runBuild(argv: string[]): Promise<number> {
     lastDrawn = now;
     process.stderr.write(`\r\x1b[2K${formatProgress(update, now - started)}`);
   };
-  const { ctx, close } = openPipelineContext(store, { config, logger }, tty ? { progress } : {});
+  // Ctrl-C or SIGTERM stops the run cleanly: temporaries removed, lock released.
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  const { ctx, close } = openPipelineContext(
+    store,
+    { config, logger, signal: controller.signal },
+    tty ? { progress } : {},
+  );
   try {
     await migrateToLatest(store.db);
     const result = await runPipeline(ctx, defaultStages, {
@@ -95,8 +105,14 @@ export async function runBuild(argv: string[]): Promise<number> {
       console.error(`agentshelf build: ${err.message}; gave up after ${waitSeconds} s`);
       return 1;
     }
+    if (controller.signal.aborted) {
+      console.error('agentshelf build: interrupted; published files are as they were');
+      return 130;
+    }
     throw err;
   } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
     await close();
     await store.close();
     logger.flush();

@@ -1,8 +1,18 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { formatProgress } from '../../src/cli/build.js';
-import { CLI, cliEnv, createFeed, feedPath, runCli } from '../support/pipeline.js';
+import { seedSynthetic } from '../../src/seed/synthetic.js';
+import {
+  CLI,
+  cliEnv,
+  createFeed,
+  feedPath,
+  runCli,
+  temporaries,
+  waitFor,
+} from '../support/pipeline.js';
 import { productBody, startTestServer } from '../support/server.js';
 
 t.test('build prints one summary line per feed and exits 0', async (t) => {
@@ -112,4 +122,35 @@ t.test('on a terminal, build draws its progress on stderr', async (t) => {
     t.ok(res.stdout.includes('\r\u001b[2K'), 'redrawn in place');
     t.match(res.stdout, /"F": 1 products/, 'then the summary');
   });
+});
+
+t.test('SIGTERM stops a build cleanly: exit 130, files as they were, lock free', async (t) => {
+  const s = await startTestServer(t);
+  await seedSynthetic(s.server.store.db, { count: 15_000, brands: 5 });
+  const feed = await createFeed(s, { name: 'F', format: 'csv' });
+  const dir = path.join(s.config.PUBLIC_DIR, 'feeds');
+  const child = spawn(process.execPath, [CLI, 'build'], {
+    env: cliEnv(s),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await waitFor(() => temporaries(dir).length > 0, 30_000, 'the build writing');
+  child.kill('SIGTERM');
+  t.equal(await exited, 130);
+  t.match(stderr, /interrupted; published files are as they were/);
+  t.same(temporaries(dir), [], 'its temporary files are gone');
+  t.notOk(fs.existsSync(feedPath(s, feed.id, 'csv')), 'nothing half-done was published');
+  const lock = await s.server.store.db
+    .selectFrom('pipeline_lock')
+    .selectAll()
+    .executeTakeFirstOrThrow();
+  t.equal(lock.holder, null, 'the lock is free');
+  const run = await s.server.store.db
+    .selectFrom('pipeline_runs')
+    .select('status')
+    .executeTakeFirstOrThrow();
+  t.equal(run.status, 'aborted');
+  t.equal((await s.request('GET', `/v1/feeds/${feed.id}`)).body.status, 'processing', 'not failed');
 });
