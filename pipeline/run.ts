@@ -6,7 +6,7 @@ import { openSqlite, type Db, type Store } from '../src/db/database.js';
 import type { Database, PipelineRunStatus } from '../src/db/schema.js';
 import { feedsStage } from './feeds-stage.js';
 import { acquirePipelineLock } from './lock.js';
-import type { PipelineContext, Stage, StageResult } from './stage.js';
+import { messageOf, type PipelineContext, type Stage, type StageResult } from './stage.js';
 import { readCatalogueVersion, settingsHash } from './staleness.js';
 
 /** The stages of a run, in order. The discovery stage joins this list. */
@@ -108,10 +108,6 @@ export async function runPipeline(
   } finally {
     await lock.release();
   }
-}
-
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export interface OpenedContext {

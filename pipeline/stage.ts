@@ -43,3 +43,8 @@ export interface StageResult {
 
 /** A step of one pipeline run: feeds, then discovery, each publishing atomically. */
 export type Stage = (ctx: PipelineContext) => Promise<StageResult>;
+
+/** How a stage names an error in its summary lines and failures. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

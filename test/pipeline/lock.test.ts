@@ -4,16 +4,11 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { acquirePipelineLock, PipelineBusyError } from '../../pipeline/lock.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
-import { cliEnv, createFeed, runCli, runFeeds, waitFor } from '../support/pipeline.js';
+import { cliEnv, createFeed, listRuns, runCli, runFeeds, waitFor } from '../support/pipeline.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 
-async function runs(s: TestServer) {
-  return s.server.store.db
-    .selectFrom('pipeline_runs')
-    .select(['id', 'trigger', 'status', 'started_at', 'finished_at', 'pid'])
-    .orderBy('started_at')
-    .orderBy('id')
-    .execute();
+function runs(s: TestServer) {
+  return listRuns(s.server.store.db);
 }
 
 /** Fails the test when two recorded runs overlap in time. */
@@ -149,12 +144,7 @@ t.test('concurrent build and serve runs do not overlap', async (t) => {
   await s.server.close();
   const store = (await import('../../src/db/database.js')).openStore(s.config);
   t.teardown(() => store.close());
-  const list = await store.db
-    .selectFrom('pipeline_runs')
-    .select(['id', 'trigger', 'status', 'started_at', 'finished_at', 'pid'])
-    .orderBy('started_at')
-    .orderBy('id')
-    .execute();
+  const list = await listRuns(store.db);
   const pids = new Set(list.map((r) => r.pid));
   t.ok(pids.size >= 3, `runs from the server and both builds (${list.length} runs)`);
   t.ok(list.some((r) => r.trigger === 'build'));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
+import type { Db } from '../../src/db/database.js';
 import type { TestServer } from './server.js';
 
 /** build/src/main.js, the CLI as users run it. */
@@ -90,4 +91,14 @@ export function temporaries(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** Every recorded pipeline run, in the order they started. */
+export async function listRuns(db: Db) {
+  return db
+    .selectFrom('pipeline_runs')
+    .select(['id', 'trigger', 'status', 'started_at', 'finished_at', 'pid'])
+    .orderBy('started_at')
+    .orderBy('id')
+    .execute();
 }
