@@ -4,17 +4,32 @@ import { sql } from 'kysely';
 import t from 'tap';
 import { openStore } from '../../src/db/database.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
-import { createFeed, feedPath, runFeeds, temporaries, waitFor } from '../support/pipeline.js';
+import {
+  createFeed,
+  feedPath,
+  listRuns,
+  runFeeds,
+  temporaries,
+  waitFor,
+} from '../support/pipeline.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 
 const NEVER = '0 0 1 1 *'; // once a year: the schedule stays out of the way
 
-async function runs(s: TestServer) {
-  return s.server.store.db
-    .selectFrom('pipeline_runs')
-    .select(['id', 'trigger', 'status'])
-    .orderBy('id')
-    .execute();
+function runs(s: TestServer) {
+  return listRuns(s.server.store.db);
+}
+
+/** Waits until `n` runs have ended (a feed turns active before its run has ended). */
+async function waitForRuns(s: TestServer, n: number, ms = 10_000) {
+  return waitFor(
+    async () => {
+      const list = await runs(s);
+      return list.filter((r) => r.status !== 'running').length >= n && list;
+    },
+    ms,
+    `${n} finished runs`,
+  );
 }
 
 async function feedStatus(s: TestServer, id: string): Promise<string> {
@@ -27,10 +42,11 @@ t.test('a burst of product changes is published once, after the debounce delay',
     { FEEDS_CRON: NEVER, FEEDS_DEBOUNCE_MS: '2000' },
     { pipeline: true },
   );
-  await waitFor(async () => (await runs(s)).length === 1, 10_000, 'the run at start');
+  await waitForRuns(s, 1);
   await s.request('POST', '/v1/products', { body: productBody({ id: 'A' }) });
   const feed = await createFeed(s, { name: 'F', format: 'json' });
-  await waitFor(async () => (await feedStatus(s, feed.id)) === 'active', 10_000, 'active');
+  await waitForRuns(s, 2);
+  t.equal(await feedStatus(s, feed.id), 'active');
   const before = (await runs(s)).length;
   t.equal(
     before,
@@ -67,7 +83,8 @@ t.test(
     await first.server.close();
 
     const second = await startTestServer(t, env, { dir, pipeline: true });
-    await waitFor(async () => (await feedStatus(second, feed.id)) === 'active', 10_000, 'active');
+    await waitForRuns(second, 1);
+    t.equal(await feedStatus(second, feed.id), 'active');
     t.same(
       (await runs(second)).map((r) => [r.trigger, r.status]),
       [['start', 'succeeded']],
@@ -84,18 +101,14 @@ t.test(
       { ...env, STORE_NAME: 'Renamed' },
       { dir, pipeline: true },
     );
-    await waitFor(
-      async () => (await runs(renamed)).length === 2,
-      10_000,
-      'a run for the new setting',
-    );
+    await waitForRuns(renamed, 2);
     t.match(fs.readFileSync(feedPath(renamed, feed.id, 'csv'), 'utf8'), /,Renamed,/);
     await renamed.server.close();
 
     fs.rmSync(feedPath(renamed, feed.id, 'csv'));
     const missing = await startTestServer(t, env, { dir, pipeline: true });
-    await waitFor(() => fs.existsSync(feedPath(missing, feed.id, 'csv')), 10_000, 'the file again');
-    t.equal((await runs(missing)).length, 3, 'a missing file makes the output stale');
+    await waitForRuns(missing, 3);
+    t.ok(fs.existsSync(feedPath(missing, feed.id, 'csv')), 'a missing file makes the output stale');
   },
 );
 
@@ -125,10 +138,11 @@ t.test('shutdown aborts a run in progress: files stay whole, nothing is left beh
     { FEEDS_CRON: NEVER, FEEDS_DEBOUNCE_MS: '0' },
     { pipeline: true },
   );
-  await waitFor(async () => (await runs(s)).length === 1, 10_000, 'the run at start');
+  await waitForRuns(s, 1);
   await seedSynthetic(s.server.store.db, { count: 20_000, brands: 5 });
   const feed = await createFeed(s, { name: 'F', format: 'xml' });
-  await waitFor(async () => (await feedStatus(s, feed.id)) === 'active', 30_000, 'active');
+  await waitForRuns(s, 2, 30_000);
+  t.equal(await feedStatus(s, feed.id), 'active');
   const file = feedPath(s, feed.id, 'xml');
   const published = fs.readFileSync(file);
 
@@ -161,5 +175,6 @@ t.test("runFeeds over the same store waits for the server's run", async (t) => {
   );
   await waitFor(async () => (await runs(s)).length === 1, 10_000, 'the run at start');
   const result = await runFeeds(s, { waitMs: 10_000 });
+  t.equal((await runs(s))[0]!.status, 'succeeded', "the server's run had ended first");
   t.equal(result.status, 'succeeded');
 });
