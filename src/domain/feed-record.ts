@@ -56,6 +56,14 @@ export interface FeedSettings {
   storeUrl: string;
 }
 
+/** The settings of a run, cleaned once (see dropForbiddenCharacters) rather than per product. */
+export function feedSettings(storeName: string, storeUrl: string): FeedSettings {
+  return {
+    storeName: dropForbiddenCharacters(storeName),
+    storeUrl: dropForbiddenCharacters(storeUrl),
+  };
+}
+
 export const TITLE_MAX = 150;
 export const DESCRIPTION_MAX = 5000;
 const AVAILABILITY = new Set(['in_stock', 'out_of_stock', 'preorder', 'backorder']);
@@ -164,6 +172,16 @@ export const FEED_ISSUES = {
   ),
 } as const;
 
+/** An issue's code, `field.problem` (unique per issue): how counts travel and are summed. */
+export function feedIssueCode(issue: FeedIssue): string {
+  return `${issue.field}.${issue.problem}`;
+}
+
+/** Every issue by its code. */
+export const FEED_ISSUES_BY_CODE: ReadonlyMap<string, FeedIssue> = new Map(
+  Object.values(FEED_ISSUES).map((issue) => [feedIssueCode(issue), issue]),
+);
+
 function parseJson<T>(text: string, fallback: T): T {
   try {
     return JSON.parse(text) as T;
@@ -183,44 +201,51 @@ function textOf(value: unknown, clean: (value: string) => string): string {
  * would find in it. Values are kept as they are, less the characters XML forbids.
  */
 export function toFeedItem(row: FeedSourceRow, settings: FeedSettings): FeedItem {
+  // Written for the pipeline's hot loop: no closures or intermediate arrays per product.
   const clean = cleanerFor(row);
-  const text = (value: unknown) => textOf(value, clean);
-  const images = parseJson<unknown>(row.images, []);
+  const parsed = parseJson<unknown>(row.images, []);
   const a = parseJson<Record<string, unknown>>(row.attributes, {});
-  const imageList = Array.isArray(images) ? images.map(text).filter((u) => u !== '') : [];
-  const brand = text(a.brand);
-  const quantity = text(a.inventory_quantity);
+  const images: string[] = [];
+  if (Array.isArray(parsed)) {
+    for (const value of parsed) {
+      const url = textOf(value, clean);
+      if (url !== '') images.push(url);
+    }
+  }
+  // One value in every format: URLs joined by commas, a comma inside a URL percent-encoded.
+  let additional = '';
+  for (let i = 1; i < images.length; i++) {
+    additional += (i > 1 ? ',' : '') + images[i]!.replaceAll(',', '%2C');
+  }
+  const brand = textOf(a.brand, clean);
+  const quantity = textOf(a.inventory_quantity, clean);
   const record: FeedRecord = {
     id: clean(row.id),
     title: clean(row.name),
     description: row.description === null ? '' : clean(row.description),
-    link: text(a.url),
-    image_link: imageList[0] ?? '',
-    // One value in every format: URLs joined by commas, a comma inside a URL percent-encoded.
-    additional_image_link: imageList
-      .slice(1)
-      .map((u) => u.replaceAll(',', '%2C'))
-      .join(','),
+    link: textOf(a.url, clean),
+    image_link: images[0] ?? '',
+    additional_image_link: additional,
     price: `${formatMinorUnits(row.price_minor, row.currency)} ${row.currency}`,
-    availability: text(a.availability) || (quantity === '0' ? 'out_of_stock' : 'in_stock'),
+    availability: textOf(a.availability, clean) || (quantity === '0' ? 'out_of_stock' : 'in_stock'),
     inventory_quantity: quantity,
-    brand: brand || dropForbiddenCharacters(settings.storeName),
+    brand: brand || settings.storeName,
     product_category: row.category === null ? '' : clean(row.category),
-    gtin: text(a.gtin),
-    mpn: text(a.mpn),
-    condition: text(a.condition),
-    item_group_id: text(a.item_group_id),
-    color: text(a.color),
-    size: text(a.size),
-    material: text(a.material),
-    gender: text(a.gender),
-    age_group: text(a.age_group),
-    seller_name: dropForbiddenCharacters(settings.storeName),
-    seller_url: dropForbiddenCharacters(settings.storeUrl),
+    gtin: textOf(a.gtin, clean),
+    mpn: textOf(a.mpn, clean),
+    condition: textOf(a.condition, clean),
+    item_group_id: textOf(a.item_group_id, clean),
+    color: textOf(a.color, clean),
+    size: textOf(a.size, clean),
+    material: textOf(a.material, clean),
+    gender: textOf(a.gender, clean),
+    age_group: textOf(a.age_group, clean),
+    seller_name: settings.storeName,
+    seller_url: settings.storeUrl,
     enable_search: row.status === 'active' && a.enable_search !== false ? 'true' : 'false',
     enable_checkout: a.enable_checkout === true ? 'true' : 'false',
   };
-  return { record, issues: diagnose(record, row, brand === '', imageList) };
+  return { record, issues: diagnose(record, row, brand === '', images) };
 }
 
 function diagnose(

@@ -9,10 +9,11 @@ import type { ProductRow } from '../../src/db/schema.js';
 import {
   dropForbiddenCharacters,
   FEED_COLUMNS,
+  feedSettings,
   toFeedItem,
   type FeedRecord,
 } from '../../src/domain/feed-record.js';
-import { FEED_FORMATTERS, type FeedMeta } from '../../pipeline/feed-formats.js';
+import { FEED_FORMATTERS, xmlText, type FeedMeta } from '../../pipeline/feed-formats.js';
 import { createFeed, feedPath, runFeeds } from '../support/pipeline.js';
 import { productBody, startTestServer } from '../support/server.js';
 
@@ -151,14 +152,16 @@ for (const format of ['json', 'csv', 'xml'] as const) {
   t.test(`any string survives ${format}, less the characters XML forbids`, async (t) => {
     fc.assert(
       fc.property(anyString, anyString, anyString, (name, description, brand) => {
-        const { record } = toFeedItem(row(name, description, brand), {
-          storeName: 'Store',
-          storeUrl: 'https://s.example',
-        });
+        const { record } = toFeedItem(
+          row(name, description, brand),
+          feedSettings('Store', 'https://s.example'),
+        );
         const text = render(format, [record]);
         if (format === 'xml') {
           if (XMLValidator.validate(text) !== true) throw new Error(`not well-formed: ${text}`);
-          if (/]]>/.test(text)) throw new Error('a raw ]]> in the XML');
+          // Outside the CDATA sections, a `]]>` in character data is not well-formed XML.
+          if (/]]>/.test(text.replace(/<!\[CDATA\[[\s\S]*?]]>/g, '')))
+            throw new Error(`a raw ]]> in the XML: ${text}`);
         }
         const back = readRecords(format, text);
         if (back.length !== 1) throw new Error(`${back.length} records`);
@@ -306,4 +309,11 @@ t.test('an empty feed is a valid file in each format', async (t) => {
     t.same(readRecords(format, text), [], format);
   }
   t.equal(XMLValidator.validate(render('xml', [])), true);
+});
+
+t.test('XML text: as is, a CDATA section, or references when CDATA cannot carry it', async (t) => {
+  t.equal(xmlText('plain "quoted" text'), 'plain "quoted" text');
+  t.equal(xmlText('Tom & Jerry <3'), '<![CDATA[Tom & Jerry <3]]>');
+  t.equal(xmlText('a ]]> b & c'), 'a ]]&gt; b &amp; c', ']]> cannot sit in a CDATA section');
+  t.equal(xmlText('line\r\nnext <br>'), 'line&#13;\nnext &lt;br&gt;', 'CR survives only as &#13;');
 });
