@@ -96,7 +96,8 @@ async function generateFeed(
             rows,
             first: products === 0,
           });
-          for (const chunk of page.chunks) await write(file, chunk);
+          // One write per page: gzip costs the main thread 5x more in 30 KB writes.
+          await write(file, page.chunks.join(''));
           await write(diagnostics, page.issueLines);
           for (const [code, n] of Object.entries(page.issueCounts)) {
             counts.set(code, (counts.get(code) ?? 0) + n);
