@@ -77,7 +77,9 @@ async function generateFeed(
     gzipLevel: GZIP_LEVEL,
     ...(previous ? { previousSha256: previous } : {}),
   });
-  const diagnostics = new AtomicFile(feedDiagnosticsPath(PUBLIC_DIR, feed.id), { gzip: false });
+  const diagnostics = new AtomicFile(feedDiagnosticsPath(PUBLIC_DIR, feed.id), {
+    gzipLevel: GZIP_LEVEL,
+  });
   try {
     await write(file, formatter.begin(meta));
     const counts = new Map<string, number>();

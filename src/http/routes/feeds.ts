@@ -148,7 +148,6 @@ export const feedRoutes = [
       const reply = await servePublishedFile(ctx, {
         path: feedDiagnosticsPath(deps.config.PUBLIC_DIR, feed.id),
         contentType: 'application/x-ndjson; charset=utf-8',
-        gzip: false,
       });
       if (!reply) throw feedNotReady(feed, deps.now());
       return reply;
