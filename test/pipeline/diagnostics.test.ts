@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import t from 'tap';
 import { createFeed, runFeeds } from '../support/pipeline.js';
 import { productBody, startTestServer } from '../support/server.js';
@@ -82,10 +83,9 @@ t.test(
       },
     );
 
-    const file = fs.readFileSync(
-      `${s.config.PUBLIC_DIR}/feeds/${feed.id}.diagnostics.ndjson`,
-      'utf8',
-    );
+    const path = `${s.config.PUBLIC_DIR}/feeds/${feed.id}.diagnostics.ndjson`;
+    const file = fs.readFileSync(path, 'utf8');
+    t.equal(zlib.gunzipSync(fs.readFileSync(`${path}.gz`)).toString('utf8'), file, 'and its .gz');
     const lines = file
       .trim()
       .split('\n')
