@@ -38,14 +38,13 @@ const json: FeedFormatter = {
   end: () => '\n]}\n',
 };
 
-/** CSV (RFC 4180 through csv-stringify): a header row, then one row per product. */
+/**
+ * CSV (RFC 4180 through csv-stringify): a header row, then one row per product. Fields with a
+ * quote, comma, CR or LF are quoted; nothing is prefixed (no formula escaping for machines).
+ */
 const csv: FeedFormatter = {
   begin: () => stringify([FEED_COLUMNS as unknown as string[]]),
-  records: (batch) =>
-    stringify(
-      batch.map((r) => FEED_COLUMNS.map((c) => r[c])),
-      // csv-stringify quotes fields with a quote, comma, CR or LF; nothing is prefixed.
-    ),
+  records: (batch) => stringify(batch.map((r) => FEED_COLUMNS.map((c) => r[c]))),
   end: () => '',
 };
 
