@@ -1,6 +1,7 @@
 import { apiBenchmark } from './api.js';
 import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
+import { pipelineBenchmark } from './pipeline.js';
 
 export interface Benchmark {
   title: string;
@@ -12,4 +13,5 @@ export const benchmarks: Record<string, Benchmark> = {
   api: apiBenchmark,
   discovery: discoveryBenchmark,
   webhooks: webhooksBenchmark,
+  pipeline: pipelineBenchmark,
 };

@@ -9,6 +9,8 @@ import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys
 import { WebhookWorker } from './domain/webhook-worker.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
+import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
+import type { Stage } from '../pipeline/stage.js';
 
 export interface RunningServer {
   /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
@@ -20,6 +22,8 @@ export interface RunningServer {
   discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
+  /** The pipeline schedule, when started with `pipeline`. */
+  pipeline?: PipelineScheduler;
   /** Stops accepting, lets requests in flight finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -29,6 +33,11 @@ export interface StartOptions {
   now?: () => Date;
   /** Create and report an admin key when the store has no live key (serve does; tests may not). */
   createFirstAdminKey?: boolean;
+  /**
+   * Run the pipeline inside the server (serve does): on FEEDS_CRON, FEEDS_DEBOUNCE_MS after
+   * products or feeds change, and at start when the output is stale. Optionally other stages.
+   */
+  pipeline?: boolean | { stages: Stage[] };
 }
 
 /**
@@ -66,6 +75,21 @@ export async function startServer(config: Config, options: StartOptions): Promis
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+
+  // Started once listening, so a port already in use leaves no schedule behind.
+  let pipeline: PipelineScheduler | undefined;
+  if (options.pipeline) {
+    const scheduler = startPipelineScheduler({
+      store,
+      config,
+      logger: options.logger,
+      now: deps.now,
+      ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
+    });
+    deps.onProductsChanged = () => scheduler.requestRun('products changed');
+    deps.onFeedsChanged = () => scheduler.requestRun('feeds changed');
+    pipeline = scheduler;
+  }
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const discovery = await startDiscoveryServer({
     config,
@@ -82,8 +106,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      // Deliveries under way get the same grace as requests; the store closes after both.
-      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS)]);
+      // Deliveries and a pipeline run under way get the same grace as requests (a run is
+      // aborted: its temporary files go, published files stay whole); the store closes last.
+      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS), pipeline?.stop()]);
       clearTimeout(timer);
       await discovery.close();
       await store.close();
@@ -97,5 +122,6 @@ export async function startServer(config: Config, options: StartOptions): Promis
     discovery,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
+    ...(pipeline ? { pipeline } : {}),
   };
 }

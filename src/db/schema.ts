@@ -164,6 +164,90 @@ export interface WebhookAttemptTable {
   response_body: string | null;
 }
 
+export type FeedFormat = 'json' | 'csv' | 'xml';
+export type FeedStatus = 'active' | 'inactive' | 'processing';
+
+export interface FeedTable {
+  id: string;
+  name: string;
+  format: FeedFormat;
+  status: FeedStatus;
+  /** filters.category: the category and everything below it. */
+  filter_category: string | null;
+  /** filters.status; null means active products only. */
+  filter_status: ProductStatus | null;
+  /** 1 when the feed lists its products (feed_products); 0 means every product. */
+  has_product_list: ColumnType<number, number | undefined, number>;
+  /** Bumped by every change through the API, so a run can tell it built an older definition. */
+  revision: ColumnType<number, number | undefined, number>;
+  estimated_completion: Timestamp | null;
+  /** Format of the file now published under PUBLIC_DIR/feeds; null before the first generation. */
+  published_format: FeedFormat | null;
+  /** Hex SHA-256 of the published file. */
+  sha256: string | null;
+  /** Products in the published file. */
+  product_count: ColumnType<number, number | undefined, number>;
+  /** When the published content last changed. */
+  last_updated: Timestamp | null;
+  /** When a run last finished this feed (changed or not). */
+  generated_at: Timestamp | null;
+  last_run_ms: number | null;
+  /** JSON: the diagnostics summary of the last run. */
+  diagnostics: string | null;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  created_at: Timestamp;
+  /** When the definition last changed (pipeline runs do not touch it). */
+  updated_at: Timestamp;
+}
+
+export interface FeedProductTable {
+  feed_id: string;
+  product_id: string;
+}
+
+export type PipelineRunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted';
+
+/** One row per pipeline run, written while the run holds the pipeline lock. */
+export interface PipelineRunTable {
+  id: Generated<number>;
+  /** What started it: build, cron, start, products changed, feeds changed. */
+  trigger: string;
+  status: PipelineRunStatus;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  /** What the run read: product events, product totals and feed definitions (staleness). */
+  catalogue_version: string;
+  /** Hash of the settings that shape the output (staleness after a configuration change). */
+  settings_hash: string;
+  /** JSON: the stages' results. */
+  summary: string | null;
+  error: string | null;
+  pid: number;
+  hostname: string;
+}
+
+/** The single row that keeps two pipeline runs from overlapping, also across processes. */
+export interface PipelineLockTable {
+  name: string;
+  /** Random token of the holder; null when free. */
+  holder: string | null;
+  pid: number | null;
+  hostname: string | null;
+  acquired_at: Timestamp | null;
+  /** Wall-clock milliseconds of the holder's last heartbeat. */
+  heartbeat_ms: number | null;
+}
+
+/** Runs waiting for the pipeline lock, served in ticket order so no waiter starves. */
+export interface PipelineLockWaiterTable {
+  ticket: Generated<number>;
+  token: string;
+  pid: number;
+  hostname: string;
+  heartbeat_ms: number;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -175,6 +259,11 @@ export interface Database {
   webhooks: WebhookTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  feeds: FeedTable;
+  feed_products: FeedProductTable;
+  pipeline_runs: PipelineRunTable;
+  pipeline_lock: PipelineLockTable;
+  pipeline_lock_waiters: PipelineLockWaiterTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -192,6 +281,10 @@ export type WebhookRowUpdate = Updateable<WebhookTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
 export type NewWebhookDeliveryRow = Insertable<WebhookDeliveryTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
+export type FeedRow = Selectable<FeedTable>;
+export type NewFeedRow = Insertable<FeedTable>;
+export type FeedRowUpdate = Updateable<FeedTable>;
+export type PipelineRunRow = Selectable<PipelineRunTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

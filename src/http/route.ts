@@ -25,6 +25,8 @@ export interface AppDeps {
   onProductsChanged?: () => void;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
   webhooks?: WebhookWorker;
+  /** Called after a feed is created, changed or deleted (the pipeline debounces a run on it). */
+  onFeedsChanged?: () => void;
 }
 
 export interface Reply {

@@ -1,5 +1,6 @@
 import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
+import { feedRoutes } from './feeds.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
 import { webhookRoutes } from './webhooks.js';
@@ -8,6 +9,7 @@ import { webhookRoutes } from './webhooks.js';
 export const allRoutes: RouteDef[] = [
   ...productRoutes,
   ...webhookRoutes,
+  ...feedRoutes,
   ...apiKeyRoutes,
   ...metaRoutes,
 ];
