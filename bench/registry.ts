@@ -1,6 +1,8 @@
 import { apiBenchmark } from './api.js';
 import { limitsBenchmark } from './limits.js';
 import { discoveryBenchmark } from './discovery.js';
+import { webhooksBenchmark } from './webhooks.js';
+import { pipelineBenchmark } from './pipeline.js';
 
 export interface Benchmark {
   title: string;
@@ -12,4 +14,6 @@ export const benchmarks: Record<string, Benchmark> = {
   api: apiBenchmark,
   limits: limitsBenchmark,
   discovery: discoveryBenchmark,
+  webhooks: webhooksBenchmark,
+  pipeline: pipelineBenchmark,
 };

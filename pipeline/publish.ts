@@ -46,6 +46,8 @@ export class AtomicFile {
   private readonly hash = createHash('sha256');
   private bytes = 0;
   private done = false;
+  /** The first error of a stream (disk full...), surfaced by the next write or commit. */
+  private failure: Error | undefined;
 
   constructor(
     finalPath: string,
@@ -58,7 +60,14 @@ export class AtomicFile {
     this.out = fs.createWriteStream(this.tmp, { highWaterMark: 1 << 20 });
     if (options.gzip ?? true) {
       this.gzipTmp = `${this.tmp}.gz`;
-      this.gzip = zlib.createGzip({ level: options.gzipLevel ?? 6 });
+      // A buffer as large as the file's: with zlib's default 16 KiB every write of a batch
+      // would wait for compression to finish, and the two would never run side by side.
+      this.gzip = zlib.createGzip({
+        level: options.gzipLevel ?? 6,
+        chunkSize: 64 * 1024,
+        // Passed on to the stream; @types/node leaves it out of ZlibOptions.
+        ...{ highWaterMark: 1 << 20 },
+      });
       this.gzipOut = fs.createWriteStream(this.gzipTmp, { highWaterMark: 1 << 20 });
       this.gzip.pipe(this.gzipOut);
     }
@@ -70,10 +79,20 @@ export class AtomicFile {
       this.brotliOut = fs.createWriteStream(this.brotliTmp, { highWaterMark: 1 << 20 });
       this.brotli.pipe(this.brotliOut);
     }
+    // Without a listener a write error would crash the process; keep it for the caller.
+    const keep = (err: Error) => {
+      this.failure ??= err;
+    };
+    this.out.on('error', keep);
+    this.gzip?.on('error', keep);
+    this.gzipOut?.on('error', keep);
+    this.brotli?.on('error', keep);
+    this.brotliOut?.on('error', keep);
   }
 
   /** Appends a chunk; resolves at once unless a buffer is full. */
   write(chunk: string | Buffer): Promise<void> | undefined {
+    if (this.failure) return Promise.reject(this.failure);
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     this.hash.update(buf);
     this.bytes += buf.length;
@@ -92,6 +111,23 @@ export class AtomicFile {
   async commit(): Promise<PublishResult> {
     if (this.done) throw new Error(`${this.path} was already committed or aborted`);
     this.done = true;
+    try {
+      return await this.finish();
+    } catch (err) {
+      this.out.destroy();
+      this.gzip?.destroy();
+      this.gzipOut?.destroy();
+      this.brotli?.destroy();
+      this.brotliOut?.destroy();
+      await removeQuietly(this.tmp);
+      if (this.gzipTmp) await removeQuietly(this.gzipTmp);
+      if (this.brotliTmp) await removeQuietly(this.brotliTmp);
+      throw err;
+    }
+  }
+
+  private async finish(): Promise<PublishResult> {
+    if (this.failure) throw this.failure;
     this.out.end();
     await once(this.out, 'close');
     if (this.gzip && this.gzipOut) {
@@ -102,12 +138,18 @@ export class AtomicFile {
       this.brotli.end();
       await once(this.brotliOut, 'close');
     }
+    if (this.failure) throw this.failure;
     const sha256 = this.hash.digest('hex');
-    const previous = this.options.previousSha256 ?? (await sha256OfFile(this.path));
-    const unchanged =
-      previous === sha256 &&
-      (!this.gzipTmp || fs.existsSync(`${this.path}.gz`)) &&
-      (!this.brotliTmp || fs.existsSync(`${this.path}.br`));
+    // Only a published file of the same size can hold the same content: compare hashes
+    // (the caller's, or one read from disk) then, and never trust a hash for a missing file.
+    let unchanged = false;
+    if ((await sizeOfFile(this.path)) === this.bytes) {
+      const previous = this.options.previousSha256 ?? (await sha256OfFile(this.path));
+      unchanged =
+        previous === sha256 &&
+        (!this.gzipTmp || fs.existsSync(`${this.path}.gz`)) &&
+        (!this.brotliTmp || fs.existsSync(`${this.path}.br`));
+    }
     if (unchanged) {
       await removeQuietly(this.tmp);
       if (this.gzipTmp) await removeQuietly(this.gzipTmp);
@@ -164,6 +206,15 @@ export async function sha256OfFile(file: string): Promise<string | undefined> {
     throw err;
   }
   return hash.digest('hex');
+}
+
+async function sizeOfFile(file: string): Promise<number | undefined> {
+  try {
+    return (await fs.promises.stat(file)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** Removes temporary files a killed run left behind (`.<name>.tmp-<pid>-...`) under a directory. */

@@ -16,6 +16,20 @@ export interface PipelineContext {
   now: () => Date;
   /** Progress for a terminal: products done so far of a total, per stage. */
   progress?: (update: { stage: string; done: number; total: number }) => void;
+  /** Aborted when the run must stop (serve shutting down): stages stop early, publish nothing. */
+  signal?: AbortSignal;
+}
+
+/** One output of a stage (a feed), for `build --json` and the benchmark. */
+export interface StageOutput {
+  name: string;
+  ok: boolean;
+  products: number;
+  ms: number;
+  bytes: number;
+  /** The published file was replaced (false: same content, kept as it was). */
+  changed: boolean;
+  error?: string;
 }
 
 export interface StageResult {
@@ -24,7 +38,13 @@ export interface StageResult {
   summary: string[];
   /** Names of the outputs that failed (the run exits non-zero when any stage reports one). */
   failures: string[];
+  outputs?: StageOutput[];
 }
 
 /** A step of one pipeline run: feeds, then discovery, each publishing atomically. */
 export type Stage = (ctx: PipelineContext) => Promise<StageResult>;
+
+/** How a stage names an error in its summary lines and failures. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 
 export const ENVIRONMENTS = ['production', 'staging', 'sandbox'] as const;
@@ -41,11 +42,16 @@ const ConfigSchema = z.object({
   DEFAULT_PLAN: z.enum(PLAN_NAMES).default('starter'),
   STORE_NAME: z.string().min(1).default('My Store'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  FEEDS_CRON: z.string().default('*/15 * * * *'),
+  FEEDS_CRON: z
+    .string()
+    .refine(validateCron, 'a cron expression (5 fields, or 6 with seconds first)')
+    .default('*/15 * * * *'),
+  FEEDS_DEBOUNCE_MS: z.coerce.number().int().min(0).default(5_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([
     5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
   ]),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(15),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   /** Per-key burst, per-minute and monthly limits; off only for benchmarks and trusted setups. */
   RATE_LIMITS: onOff.default(true),

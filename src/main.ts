@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError } from './config.js';
 import { UsageError } from './cli/args.js';
+import { buildHelp, runBuild } from './cli/build.js';
 import { keysHelp, runKeys } from './cli/keys.js';
 import { migrateHelp, runMigrate } from './cli/migrate.js';
 import { openapiHelp, runOpenapi } from './cli/openapi.js';
@@ -17,6 +18,11 @@ interface Verb {
 const VERBS: Record<string, Verb> = {
   serve: { summary: 'serve the platform API', help: serveHelp, run: runServe },
   migrate: { summary: 'bring the store to the latest schema', help: migrateHelp, run: runMigrate },
+  build: {
+    summary: 'run the pipeline once (feeds), exit non-zero when a feed fails',
+    help: buildHelp,
+    run: runBuild,
+  },
   keys: { summary: 'create, list and revoke API keys', help: keysHelp, run: runKeys },
   seed: {
     summary: 'write the demo catalogue or N synthetic products',

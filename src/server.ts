@@ -9,8 +9,11 @@ import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/api-keys
 import { AuditWriter } from './domain/audit-writer.js';
 import { monthOf, MonthlyUsage } from './domain/monthly-usage.js';
 import { RateLimiter } from './domain/rate-limiter.js';
+import { WebhookWorker } from './domain/webhook-worker.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
+import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
+import type { Stage } from '../pipeline/stage.js';
 
 export interface RunningServer {
   /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
@@ -22,6 +25,8 @@ export interface RunningServer {
   discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
+  /** The pipeline schedule, when started with `pipeline`. */
+  pipeline?: PipelineScheduler;
   /**
    * Stops accepting, lets requests in flight finish, writes the queued audit entries and
    * usage counts, then closes the store.
@@ -34,6 +39,11 @@ export interface StartOptions {
   now?: () => Date;
   /** Create and report an admin key when the store has no live key (serve does; tests may not). */
   createFirstAdminKey?: boolean;
+  /**
+   * Run the pipeline inside the server (serve does): on FEEDS_CRON, FEEDS_DEBOUNCE_MS after
+   * products or feeds change, and at start when the output is stale. Optionally other stages.
+   */
+  pipeline?: boolean | { stages: Stage[] };
 }
 
 /**
@@ -86,6 +96,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
     ...(usage ? { limiter: new RateLimiter(usage) } : {}),
     ...(audit ? { audit } : {}),
   };
+  // Webhooks: the delivery worker reads the outbox for as long as the server runs.
+  const webhooks = new WebhookWorker(deps);
+  deps.webhooks = webhooks;
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
@@ -101,6 +114,21 @@ export async function startServer(config: Config, options: StartOptions): Promis
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
+
+  // Started once listening, so a port already in use leaves no schedule behind.
+  let pipeline: PipelineScheduler | undefined;
+  if (options.pipeline) {
+    const scheduler = startPipelineScheduler({
+      store,
+      config,
+      logger: options.logger,
+      now: deps.now,
+      ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
+    });
+    deps.onProductsChanged = () => scheduler.requestRun('products changed');
+    deps.onFeedsChanged = () => scheduler.requestRun('feeds changed');
+    pipeline = scheduler;
+  }
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const discovery = await startDiscoveryServer({
     config,
@@ -108,6 +136,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     logger: options.logger,
     now: deps.now,
   });
+  webhooks.start();
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -116,7 +145,9 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      await closed;
+      // Deliveries and a pipeline run under way get the same grace as requests (a run is
+      // aborted: its temporary files go, published files stay whole); the store closes last.
+      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS), pipeline?.stop()]);
       clearTimeout(timer);
       await discovery.close();
       // Every request has finished: write what the batches still hold, then close the store.
@@ -133,5 +164,6 @@ export async function startServer(config: Config, options: StartOptions): Promis
     discovery,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
+    ...(pipeline ? { pipeline } : {}),
   };
 }

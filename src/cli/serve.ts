@@ -9,7 +9,11 @@ export const serveHelp = `Usage: agentshelf serve
 Serves the platform API on HOST:PORT (default 127.0.0.1:8080) and the discovery registry
 (PUBLIC_DIR) on HOST:FEEDS_PORT (default 8081). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
-SIGTERM or SIGINT: stop accepting, finish requests in flight, close the store, exit.
+Runs the webhook delivery worker (one serve process per store delivers webhooks), and the
+pipeline on FEEDS_CRON, FEEDS_DEBOUNCE_MS after products or feeds change, and at start when
+the published output is stale (never two runs at once, also with \`build\`).
+SIGTERM or SIGINT: stop accepting, finish requests and webhook attempts in flight, abort a
+pipeline run in progress (published files stay whole), close the store, exit.
 
 Settings come from the environment: see the configuration table in README.md.`;
 
@@ -21,12 +25,13 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const server = await startServer(config, { logger, createFirstAdminKey: true });
+  const server = await startServer(config, { logger, createFirstAdminKey: true, pipeline: true });
   // One write, so a reader of the output never sees the banner without the key.
   const banner = [
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
     `  discovery registry: ${server.discovery.url}/v1/index.json`,
     `  store: ${server.store.file}`,
+    `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.PUBLIC_DIR}/feeds`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
   ];
   if (server.firstAdminKey) {

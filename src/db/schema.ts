@@ -125,6 +125,151 @@ export interface DiscoveryRequestTable {
   is_ai_agent: number;
 }
 
+// --- Webhooks (issue 4) ---
+
+export type WebhookStatus = 'active' | 'disabled';
+/** Why an endpoint stopped receiving: a PUT, a 410 answer, or 3 days of failures. */
+export type WebhookDisabledReason = 'requested' | 'endpoint_gone' | 'failing';
+
+export interface WebhookTable {
+  id: string;
+  url: string;
+  /** JSON array of event kinds; null means every kind, also kinds added later. */
+  events: string | null;
+  /** The signing secret. Kept readable: the worker needs it to sign every delivery. */
+  secret: string;
+  /** The secret before the last rotation, still signing until previous_secret_expires_at. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  status: WebhookStatus;
+  disabled_reason: WebhookDisabledReason | null;
+  disabled_at: Timestamp | null;
+  /** Start of the current run of failed attempts; null after any success. */
+  failing_since: Timestamp | null;
+  /** Outbox position: events up to this seq are queued for this endpoint (or filtered out). */
+  event_cursor: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event for one endpoint. Outbox deliveries are sent in seq order per endpoint. */
+export interface WebhookDeliveryTable {
+  seq: Generated<number>;
+  id: string;
+  webhook_id: string;
+  /** The outbox event; null for a test delivery. */
+  event_seq: number | null;
+  event_id: string;
+  event_type: string;
+  /** The exact body of a test delivery; outbox deliveries build theirs from the event. */
+  payload: string | null;
+  status: DeliveryStatus;
+  /** Attempts made; the last one's outcome is the attempt row with this number. */
+  attempts: number;
+  next_attempt_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export type AttemptTrigger = 'schedule' | 'manual' | 'test';
+
+export interface WebhookAttemptTable {
+  delivery_seq: number;
+  attempt: number;
+  trigger: AttemptTrigger;
+  started_at: Timestamp;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  /** The first KiB of the receiver's answer, for the delivery log. */
+  response_body: string | null;
+}
+
+export type FeedFormat = 'json' | 'csv' | 'xml';
+export type FeedStatus = 'active' | 'inactive' | 'processing';
+
+export interface FeedTable {
+  id: string;
+  name: string;
+  format: FeedFormat;
+  status: FeedStatus;
+  /** filters.category: the category and everything below it. */
+  filter_category: string | null;
+  /** filters.status; null means active products only. */
+  filter_status: ProductStatus | null;
+  /** 1 when the feed lists its products (feed_products); 0 means every product. */
+  has_product_list: ColumnType<number, number | undefined, number>;
+  /** Bumped by every change through the API, so a run can tell it built an older definition. */
+  revision: ColumnType<number, number | undefined, number>;
+  estimated_completion: Timestamp | null;
+  /** Format of the file now published under PUBLIC_DIR/feeds; null before the first generation. */
+  published_format: FeedFormat | null;
+  /** Hex SHA-256 of the published file. */
+  sha256: string | null;
+  /** Products in the published file. */
+  product_count: ColumnType<number, number | undefined, number>;
+  /** When the published content last changed. */
+  last_updated: Timestamp | null;
+  /** When a run last finished this feed (changed or not). */
+  generated_at: Timestamp | null;
+  last_run_ms: number | null;
+  /** JSON: the diagnostics summary of the last run. */
+  diagnostics: string | null;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  created_at: Timestamp;
+  /** When the definition last changed (pipeline runs do not touch it). */
+  updated_at: Timestamp;
+}
+
+export interface FeedProductTable {
+  feed_id: string;
+  product_id: string;
+}
+
+export type PipelineRunStatus = 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted';
+
+/** One row per pipeline run, written while the run holds the pipeline lock. */
+export interface PipelineRunTable {
+  id: Generated<number>;
+  /** What started it: build, cron, start, products changed, feeds changed. */
+  trigger: string;
+  status: PipelineRunStatus;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  /** What the run read: product events, product totals and feed definitions (staleness). */
+  catalogue_version: string;
+  /** Hash of the settings that shape the output (staleness after a configuration change). */
+  settings_hash: string;
+  /** JSON: the stages' results. */
+  summary: string | null;
+  error: string | null;
+  pid: number;
+  hostname: string;
+}
+
+/** The single row that keeps two pipeline runs from overlapping, also across processes. */
+export interface PipelineLockTable {
+  name: string;
+  /** Random token of the holder; null when free. */
+  holder: string | null;
+  pid: number | null;
+  hostname: string | null;
+  acquired_at: Timestamp | null;
+  /** Wall-clock milliseconds of the holder's last heartbeat. */
+  heartbeat_ms: number | null;
+}
+
+/** Runs waiting for the pipeline lock, served in ticket order so no waiter starves. */
+export interface PipelineLockWaiterTable {
+  ticket: Generated<number>;
+  token: string;
+  pid: number;
+  hostname: string;
+  heartbeat_ms: number;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -135,6 +280,14 @@ export interface Database {
   audit_log: AuditLogTable;
   discovery_brands: DiscoveryBrandTable;
   discovery_requests: DiscoveryRequestTable;
+  webhooks: WebhookTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
+  feeds: FeedTable;
+  feed_products: FeedProductTable;
+  pipeline_runs: PipelineRunTable;
+  pipeline_lock: PipelineLockTable;
+  pipeline_lock_waiters: PipelineLockWaiterTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -148,6 +301,16 @@ export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewAuditLogRow = Insertable<AuditLogTable>;
 export type DiscoveryBrandRow = Selectable<DiscoveryBrandTable>;
 export type NewDiscoveryRequestRow = Insertable<DiscoveryRequestTable>;
+export type WebhookRow = Selectable<WebhookTable>;
+export type NewWebhookRow = Insertable<WebhookTable>;
+export type WebhookRowUpdate = Updateable<WebhookTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
+export type NewWebhookDeliveryRow = Insertable<WebhookDeliveryTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
+export type FeedRow = Selectable<FeedTable>;
+export type NewFeedRow = Insertable<FeedTable>;
+export type FeedRowUpdate = Updateable<FeedTable>;
+export type PipelineRunRow = Selectable<PipelineRunTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

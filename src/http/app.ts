@@ -243,18 +243,6 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     }
     try {
       await next();
-      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
-        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
-          field: 'method',
-          reason: `allowed: ${ctx.response.get('Allow') || 'none'}`,
-        });
-      }
-      if (ctx.status === 404 && ctx.body == null) {
-        throw new AppError('not_found', `No route ${ctx.method} ${ctx.path}.`, {
-          field: 'path',
-          reason: 'no such route',
-        });
-      }
     } catch (err) {
       // Keep the outcome of a request we refused (4xx); forget one that failed on our side.
       const status = err instanceof AppError ? statusOf(err.kind) : 500;

@@ -7,6 +7,7 @@ import type { ApiKeyRow } from '../db/schema.js';
 import type { AuditWriter } from '../domain/audit-writer.js';
 import type { RateLimiter } from '../domain/rate-limiter.js';
 import type { ApiKeyCache } from '../domain/api-keys.js';
+import type { WebhookWorker } from '../domain/webhook-worker.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -28,6 +29,10 @@ export interface AppDeps {
   audit?: AuditWriter;
   /** Called after a product changes (the pipeline debounces a rebuild on it). */
   onProductsChanged?: () => void;
+  /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
+  webhooks?: WebhookWorker;
+  /** Called after a feed is created, changed or deleted (the pipeline debounces a run on it). */
+  onFeedsChanged?: () => void;
 }
 
 export interface Reply {

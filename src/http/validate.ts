@@ -77,8 +77,11 @@ export function toAppError(error: z.ZodError, place: InputPlace, input?: unknown
       reason: 'must be a JSON object',
     });
   }
+  // A required enum that is absent fails as invalid_value, not invalid_type.
   const missing =
-    (issue.code === 'invalid_type' || issue.code === 'invalid_union') &&
+    (issue.code === 'invalid_type' ||
+      issue.code === 'invalid_union' ||
+      issue.code === 'invalid_value') &&
     valueAt(input, issue.path) === undefined;
   if (missing) {
     return new AppError(

@@ -41,9 +41,14 @@ export interface TestServer {
 export async function startTestServer(
   t: Test,
   env: Record<string, string> = {},
-  options: { now?: () => Date; dir?: string } = {},
+  options: {
+    now?: () => Date;
+    /** Run the pipeline schedule inside the server, as `serve` does. */
+    pipeline?: boolean;
+    /** An existing directory (a restart over the same store); default a fresh t.testdir(). */
+    dir?: string;
+  } = {},
 ): Promise<TestServer> {
-  // A given dir lets a test start a second server over the first one's store (a restart).
   const dir = options.dir ?? t.testdir({});
   const config = loadConfig({
     DATA_DIR: dir,
@@ -56,6 +61,7 @@ export async function startTestServer(
   const server = await startServer(config, {
     logger: pino({ level: 'silent' }),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.pipeline ? { pipeline: true } : {}),
   });
   t.teardown(() => server.close());
   const createKey = async (level: KeyLevel, extra: Record<string, unknown> = {}) => {

@@ -2,6 +2,8 @@ import type { Migration } from 'kysely';
 import * as m20261121000000 from './20261121000000_initial.js';
 import * as m20261121010000 from './20261121010000_limits_and_audit.js';
 import * as m20261121040000 from './20261121040000_discovery.js';
+import * as m20261121020000 from './20261121020000_webhooks.js';
+import * as m20261121030000 from './20261121030000_feeds.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -11,4 +13,6 @@ export const migrations: Record<string, Migration> = {
   '20261121000000_initial': m20261121000000,
   '20261121010000_limits_and_audit': m20261121010000,
   '20261121040000_discovery': m20261121040000,
+  '20261121020000_webhooks': m20261121020000,
+  '20261121030000_feeds': m20261121030000,
 };

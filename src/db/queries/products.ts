@@ -28,9 +28,9 @@ export async function findProductById(db: Executor, id: string): Promise<Product
  * The category filter matches the category itself and everything below it:
  * "Apparel" matches "Apparel" and "Apparel > Shoes" but not "Apparelx". The range
  * ["Apparel > ", "Apparel >!") holds exactly the sub-categories (`!` follows the space),
- * and an index on category serves it without LIKE-escaping.
+ * and an index on category serves it without LIKE-escaping. Feeds select through it too.
  */
-function filtered(db: Executor, filter: ProductFilter) {
+export function filtered(db: Executor, filter: ProductFilter) {
   let q = db.selectFrom('products');
   if (filter.status) q = q.where('status', '=', filter.status);
   const c = filter.category;

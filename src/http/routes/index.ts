@@ -1,12 +1,16 @@
 import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { auditLogRoutes } from './audit-log.js';
+import { feedRoutes } from './feeds.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every platform API route, in the order the OpenAPI document lists them. */
 export const allRoutes: RouteDef[] = [
   ...productRoutes,
+  ...webhookRoutes,
+  ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
   ...metaRoutes,

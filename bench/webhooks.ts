@@ -1,0 +1,195 @@
+/**
+ * `node build/bench/run.js webhooks`: N outbox events to 5 local receivers through a real
+ * `agentshelf serve` (so 5N deliveries), against a bare loop POSTing the same bodies with the
+ * same concurrency to the same receivers. Run for 10,000 and 50,000 pending events to show
+ * that the worker's memory does not grow with the backlog.
+ * WEBHOOK_BENCH_EVENTS=10000,50000 (default) picks the sizes.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config.js';
+import { openStore } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { recordEvent } from '../src/domain/events.js';
+import { createWebhook } from '../src/domain/webhooks.js';
+import type { Benchmark } from './registry.js';
+import { peakRssMb, sampleProduct } from './webhooks-peers.js';
+
+const RECEIVERS = 5;
+const PEERS = fileURLToPath(new URL('./webhooks-peers.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const WORK = fileURLToPath(new URL('../../bench/.work/', import.meta.url));
+
+interface Stats {
+  received: number;
+  first: number;
+  last: number;
+}
+
+function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (reply) => resolve(reply as T));
+    child.send(message as string);
+  });
+}
+
+async function startReceivers(): Promise<{ child: ChildProcess; ports: number[] }> {
+  const child = fork(PEERS, ['receivers', String(RECEIVERS)]);
+  const { ports } = await new Promise<{ ports: number[] }>((resolve) =>
+    child.once('message', (m) => resolve(m as { ports: number[] })),
+  );
+  return { child, ports };
+}
+
+/** A store with 5 endpoints and `events` product.updated events waiting in the outbox. */
+async function prepareStore(dir: string, ports: number[], events: number): Promise<void> {
+  const store = openStore(loadConfig({ DATA_DIR: dir }));
+  try {
+    await migrateToLatest(store.db);
+    for (const port of ports) {
+      await createWebhook(
+        store.db,
+        { url: `http://127.0.0.1:${port}/hook` },
+        { allowPrivate: true },
+      );
+    }
+    for (let i = 0; i < events; i += 1000) {
+      await store.db.transaction().execute(async (trx) => {
+        for (let j = i; j < Math.min(i + 1000, events); j++) {
+          await recordEvent(trx, 'product.updated', sampleProduct(j));
+        }
+      });
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function countDeliveries(dir: string): Promise<Record<string, number>> {
+  const store = openStore(loadConfig({ DATA_DIR: dir }));
+  try {
+    const rows = await store.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  } finally {
+    await store.close();
+  }
+}
+
+interface WorkerRun {
+  deliveries: number;
+  seconds: number;
+  peakRssMb: number;
+  dbMb: number;
+}
+
+/** Runs `agentshelf serve` over the prepared store until every delivery has arrived. */
+async function runServe(
+  dir: string,
+  receivers: ChildProcess,
+  expected: number,
+): Promise<WorkerRun> {
+  await ask(receivers, 'reset');
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      PUBLIC_DIR: path.join(dir, 'public'),
+      PORT: '0',
+      FEEDS_PORT: '0',
+      HOST: '127.0.0.1',
+      ALLOW_PRIVATE_TARGETS: 'true',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  try {
+    let stats: Stats = { received: 0, first: 0, last: 0 };
+    const deadline = Date.now() + 15 * 60_000;
+    while (stats.received < expected) {
+      if (child.exitCode !== null) throw new Error('agentshelf serve exited during the run');
+      if (Date.now() > deadline) throw new Error(`only ${stats.received} of ${expected} arrived`);
+      await new Promise((r) => setTimeout(r, 200));
+      stats = await ask<Stats>(receivers, 'stats');
+    }
+    const peak = peakRssMb(child.pid!);
+    child.kill('SIGTERM');
+    await exited;
+    const dbMb = fs.statSync(path.join(dir, 'agentshelf.sqlite')).size / 1e6;
+    return {
+      deliveries: stats.received,
+      seconds: (stats.last - stats.first) / 1000,
+      peakRssMb: peak,
+      dbMb,
+    };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function runLoop(
+  ports: number[],
+  perReceiver: number,
+): Promise<{ seconds: number; peakRssMb: number }> {
+  const child = fork(PEERS, ['loop']);
+  const reply = await ask<{ ms: number; peakRssMb: number }>(child, { ports, perReceiver });
+  return { seconds: reply.ms / 1000, peakRssMb: reply.peakRssMb };
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export const webhooksBenchmark: Benchmark = {
+  title: `webhook delivery from the outbox to ${RECEIVERS} local receivers, against a bare POST loop`,
+  async run() {
+    const sizes = (process.env.WEBHOOK_BENCH_EVENTS ?? '10000,50000').split(',').map(Number);
+    const root = path.join(WORK, `webhooks-${process.pid}`);
+    fs.mkdirSync(root, { recursive: true });
+    const receivers = await startReceivers();
+    const rows: string[] = [];
+    try {
+      for (const events of sizes) {
+        const dir = path.join(root, String(events));
+        await prepareStore(dir, receivers.ports, events);
+        const expected = events * RECEIVERS;
+        const worker = await runServe(dir, receivers.child, expected);
+        const counts = await countDeliveries(dir);
+        if (counts.succeeded !== expected) {
+          throw new Error(
+            `expected ${expected} succeeded deliveries, found ${JSON.stringify(counts)}`,
+          );
+        }
+        await ask(receivers.child, 'reset');
+        const loop = await runLoop(receivers.ports, events);
+        const workerRate = worker.deliveries / worker.seconds;
+        const loopRate = expected / loop.seconds;
+        rows.push(
+          `| ${fmt(events)} | ${fmt(expected)} | ${fmt(workerRate)} /s (${fmt(worker.seconds, 1)} s) | ${fmt(worker.peakRssMb)} MB | ${fmt(worker.dbMb)} MB | ${fmt(loopRate)} /s (${fmt(loop.seconds, 1)} s) | ${fmt(loop.peakRssMb)} MB | ${fmt(workerRate / loopRate, 2)} |`,
+        );
+        console.log(`  ${fmt(events)} events: done`);
+      }
+    } finally {
+      receivers.child.send('exit');
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+    console.log('');
+    console.log(
+      '| pending events | deliveries | agentshelf serve | serve peak RSS | store | bare POST loop (baseline) | loop peak RSS | ratio |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    console.log(
+      '\nserve: deliveries/s between the first and the last arrival at the receivers (signing, the outbox, the log);',
+    );
+    console.log(
+      'baseline: the same bodies and concurrency (one request at a time per receiver), no store, no signing.',
+    );
+  },
+};

@@ -1,0 +1,237 @@
+import fs from 'node:fs';
+import type { FeedRow } from '../src/db/schema.js';
+import {
+  countFeedProducts,
+  listFeedPublications,
+  listFeedProductPage,
+  listFeedsToGenerate,
+  type FeedSourceRow,
+} from '../src/db/queries/feeds.js';
+import { feedDiagnosticsPath, feedFilePath, feedsDirectory } from '../src/domain/feed-files.js';
+import { FEED_ISSUES_BY_CODE, feedSettings } from '../src/domain/feed-record.js';
+import {
+  recordFeedFailed,
+  recordFeedPublished,
+  recordFeedUnpublished,
+  type FeedPublication,
+} from '../src/domain/feeds.js';
+import { formatFeedPage } from './feed-page.js';
+import { FEED_FORMATTERS } from './feed-formats.js';
+import { AtomicFile, removeStaleTemporaries } from './publish.js';
+import { messageOf, type PipelineContext, type Stage, type StageOutput } from './stage.js';
+
+/** Products read at once: one query per page, a page in memory. */
+const PAGE = 1000;
+/**
+ * gzip level of the `.gz` siblings. Levels 1-3 use zlib's fast strategy: on feed text level 3
+ * ran 3x faster than the default 6 for files 8-20% larger, and the .gz is rebuilt on every
+ * run while the pipeline's own thread works beside it.
+ */
+const GZIP_LEVEL = 3;
+const FEED_FILE = /^(feed_[A-Za-z0-9]+)\.(json|csv|xml|diagnostics\.ndjson)(\.gz)?$/;
+
+async function write(file: AtomicFile, text: string): Promise<void> {
+  if (text === '') return;
+  const wait = file.write(text);
+  if (wait) await wait;
+}
+
+function summarise(counts: Map<string, number>): FeedPublication['diagnostics']['issues'] {
+  return [...counts]
+    .map(([code, count]) => {
+      const i = FEED_ISSUES_BY_CODE.get(code)!;
+      return {
+        code,
+        field: i.field,
+        problem: i.problem,
+        severity: i.severity,
+        message: i.message,
+        count,
+      };
+    })
+    .sort(
+      (a, b) =>
+        (a.severity === b.severity ? 0 : a.severity === 'error' ? -1 : 1) ||
+        b.count - a.count ||
+        a.code.localeCompare(b.code),
+    );
+}
+
+/**
+ * Streams one feed's products from the read-only connection, a page at a time in one read
+ * transaction, into its format and its diagnostics file, both published atomically. One page
+ * of rows and its text are in memory; a page blocks the event loop for a few milliseconds.
+ */
+async function generateFeed(
+  ctx: PipelineContext,
+  feed: FeedRow,
+  onProgress: (done: number) => void,
+): Promise<FeedPublication & { bytes: number }> {
+  const started = performance.now();
+  const { PUBLIC_DIR, STORE_NAME, FEEDS_URL } = ctx.config;
+  const formatter = FEED_FORMATTERS[feed.format];
+  const meta = { id: feed.id, name: feed.name, storeName: STORE_NAME, storeUrl: FEEDS_URL };
+  const settings = feedSettings(STORE_NAME, FEEDS_URL);
+  const previous = feed.published_format === feed.format ? feed.sha256 : null;
+  const file = new AtomicFile(feedFilePath(PUBLIC_DIR, feed.id, feed.format), {
+    gzipLevel: GZIP_LEVEL,
+    ...(previous ? { previousSha256: previous } : {}),
+  });
+  const diagnostics = new AtomicFile(feedDiagnosticsPath(PUBLIC_DIR, feed.id), {
+    gzipLevel: GZIP_LEVEL,
+  });
+  try {
+    await write(file, formatter.begin(meta));
+    const counts = new Map<string, number>();
+    let products = 0;
+    let withErrors = 0;
+    let withWarnings = 0;
+    await ctx.reader.transaction().execute(async (reader) => {
+      let after: FeedSourceRow | undefined;
+      for (;;) {
+        ctx.signal?.throwIfAborted();
+        const rows = await listFeedProductPage(reader, feed, after, PAGE);
+        if (rows.length > 0) {
+          const page = formatFeedPage({
+            format: feed.format,
+            settings,
+            rows,
+            first: products === 0,
+          });
+          // One write per page: gzip costs the main thread 5x more in 30 KB writes.
+          await write(file, page.chunks.join(''));
+          await write(diagnostics, page.issueLines);
+          for (const [code, n] of Object.entries(page.issueCounts)) {
+            counts.set(code, (counts.get(code) ?? 0) + n);
+          }
+          withErrors += page.withErrors;
+          withWarnings += page.withWarnings;
+          products += rows.length;
+          onProgress(products);
+        }
+        if (rows.length < PAGE) break;
+        after = rows[rows.length - 1];
+      }
+    });
+    await write(file, formatter.end(meta));
+    const published = await file.commit();
+    await diagnostics.commit();
+    return {
+      revision: feed.revision,
+      format: feed.format,
+      sha256: published.sha256,
+      changed: published.changed,
+      productCount: products,
+      bytes: published.bytes,
+      ms: performance.now() - started,
+      diagnostics: {
+        generated_at: ctx.now().toISOString(),
+        products,
+        products_with_errors: withErrors,
+        products_with_warnings: withWarnings,
+        issues: summarise(counts),
+      },
+    };
+  } catch (err) {
+    await file.abort();
+    await diagnostics.abort();
+    throw err;
+  }
+}
+
+/**
+ * Removes files no feed publishes any more: deleted feeds, inactive feeds, and the old
+ * format of a feed whose format changed. Inactive feeds are then recorded as unpublished.
+ */
+async function removeUnpublishedFiles(ctx: PipelineContext, dir: string): Promise<void> {
+  const feeds = new Map((await listFeedPublications(ctx.db)).map((f) => [f.id, f]));
+  const unpublished = new Set<string>();
+  for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
+    const name = entry.name;
+    const match = entry.isFile() ? FEED_FILE.exec(name) : null;
+    if (!match) continue;
+    const [, id, kind] = match as unknown as [string, string, string];
+    const feed = feeds.get(id);
+    const keep =
+      feed !== undefined &&
+      feed.status !== 'inactive' &&
+      (kind === 'diagnostics.ndjson' || kind === feed.published_format);
+    if (keep) continue;
+    await fs.promises.rm(`${dir}/${name}`, { force: true });
+    if (feed?.status === 'inactive' && feed.published_format !== null) unpublished.add(id);
+  }
+  for (const id of unpublished) await recordFeedUnpublished(ctx.db, id);
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+/**
+ * The feeds stage: every active or processing feed, one after another (one open file at a
+ * time keeps memory flat), then the removal of files nothing publishes.
+ */
+export const feedsStage: Stage = async (ctx) => {
+  const dir = feedsDirectory(ctx.config.PUBLIC_DIR);
+  await fs.promises.mkdir(dir, { recursive: true });
+  await removeStaleTemporaries(dir);
+  const feeds = await listFeedsToGenerate(ctx.db);
+  const sizes: number[] = [];
+  for (const feed of feeds) sizes.push(await countFeedProducts(ctx.db, feed));
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const summary: string[] = [];
+  const failures: string[] = [];
+  const outputs: StageOutput[] = [];
+  let done = 0;
+  ctx.progress?.({ stage: 'feeds', done, total });
+  for (const feed of feeds) {
+    ctx.signal?.throwIfAborted();
+    const label = `${feed.id} ${feed.format} "${feed.name}"`;
+    const started = performance.now();
+    try {
+      const result = await generateFeed(ctx, feed, (n) =>
+        ctx.progress?.({ stage: 'feeds', done: done + n, total }),
+      );
+      done += result.productCount;
+      await recordFeedPublished(ctx.db, feed.id, result, ctx.config.BASE_URL, ctx.now());
+      const d = result.diagnostics;
+      summary.push(
+        `${label}: ${result.productCount} products, ${d.products_with_errors} with errors, ${d.products_with_warnings} with warnings, ${result.changed ? 'published' : 'unchanged'} in ${seconds(result.ms)}`,
+      );
+      outputs.push({
+        name: feed.id,
+        ok: true,
+        products: result.productCount,
+        ms: result.ms,
+        bytes: result.bytes,
+        changed: result.changed,
+      });
+    } catch (err) {
+      if (ctx.signal?.aborted) throw err;
+      const message = messageOf(err);
+      ctx.logger.error({ err, feed_id: feed.id }, 'feed generation failed');
+      await recordFeedFailed(
+        ctx.db,
+        feed.id,
+        feed.revision,
+        message,
+        ctx.config.BASE_URL,
+        ctx.now(),
+      );
+      summary.push(`${label}: FAILED: ${message}`);
+      failures.push(`${feed.id} ("${feed.name}")`);
+      outputs.push({
+        name: feed.id,
+        ok: false,
+        products: 0,
+        ms: performance.now() - started,
+        bytes: 0,
+        changed: false,
+        error: message,
+      });
+    }
+  }
+  await removeUnpublishedFiles(ctx, dir);
+  if (feeds.length === 0) summary.push('no active or processing feed');
+  return { stage: 'feeds', summary, failures, outputs };
+};

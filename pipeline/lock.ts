@@ -1,0 +1,194 @@
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from '../src/db/database.js';
+import { randomBase62 } from '../src/ids.js';
+
+/** A holder or waiter that has not written a heartbeat for this long is taken to be gone. */
+export const LOCK_STALE_MS = 60_000;
+const HEARTBEAT_MS = 5_000;
+const POLL_MS = 200;
+const LOCK = 'pipeline';
+
+/**
+ * Tokens this process holds or waits with. A row with our pid but a token not in here is a
+ * past incarnation of this pid (containers restart as pid 1), so it is gone.
+ */
+const liveHere = new Set<string>();
+
+export interface LockHolder {
+  pid: number | null;
+  hostname: string | null;
+  acquiredAt: string | null;
+}
+
+/** Another run held the lock for longer than the caller would wait. */
+export class PipelineBusyError extends Error {
+  constructor(readonly holder: LockHolder) {
+    super(
+      `another pipeline run holds the lock (pid ${holder.pid ?? '?'} on ${holder.hostname ?? '?'}, since ${holder.acquiredAt ?? '?'})`,
+    );
+    this.name = 'PipelineBusyError';
+  }
+}
+
+export interface PipelineLock {
+  /** True once another process took the lock over (this holder's heartbeats had stopped). */
+  readonly lost: boolean;
+  release(): Promise<void>;
+}
+
+export interface AcquireOptions {
+  /** How long to wait for a live holder, in ms (0: fail at once). */
+  waitMs?: number;
+  signal?: AbortSignal | undefined;
+  staleMs?: number;
+}
+
+interface Party {
+  token: string | null;
+  pid: number | null;
+  hostname: string | null;
+  heartbeat_ms: number | null;
+}
+
+function processIsGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Whether a holder or waiter is gone: killed (its pid no longer exists on this host), a past
+ * incarnation of this pid, or silent for longer than staleMs (another host, a hung process).
+ */
+function isGone(party: Party, staleMs: number): boolean {
+  if (party.heartbeat_ms === null || Date.now() - party.heartbeat_ms > staleMs) return true;
+  if (party.pid === null || party.hostname !== os.hostname()) return false;
+  if (party.pid === process.pid) return !liveHere.has(party.token ?? '');
+  return processIsGone(party.pid);
+}
+
+/** Whether a live waiter queued before `ticket`; forgets the waiters that are gone. */
+async function hasLiveWaiterBefore(db: Db, ticket: number, staleMs: number): Promise<boolean> {
+  const ahead = await db
+    .selectFrom('pipeline_lock_waiters')
+    .selectAll()
+    .where('ticket', '<', ticket)
+    .orderBy('ticket')
+    .execute();
+  for (const waiter of ahead) {
+    if (!isGone(waiter, staleMs)) return true;
+    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', waiter.ticket).execute();
+  }
+  return false;
+}
+
+/**
+ * Takes the pipeline lock: one row in the store, claimed with a compare-and-set UPDATE, so two
+ * runs never overlap, in one process or across processes sharing the store. Waiters queue by
+ * ticket, so a process that runs often (serve) cannot starve a waiting `build`. A holder or
+ * waiter that was killed cannot block: it is passed over as soon as its pid is gone.
+ * Waits up to `waitMs` for live holders, then throws PipelineBusyError.
+ */
+export async function acquirePipelineLock(
+  db: Db,
+  options: AcquireOptions = {},
+): Promise<PipelineLock> {
+  const token = randomBase62(20);
+  const staleMs = options.staleMs ?? LOCK_STALE_MS;
+  const deadline = Date.now() + (options.waitMs ?? 0);
+  liveHere.add(token);
+  let acquired = false;
+  const queued = await db
+    .insertInto('pipeline_lock_waiters')
+    .values({ token, pid: process.pid, hostname: os.hostname(), heartbeat_ms: Date.now() })
+    .executeTakeFirstOrThrow();
+  const ticket = Number(queued.insertId);
+  try {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const row = await db
+        .selectFrom('pipeline_lock')
+        .selectAll()
+        .where('name', '=', LOCK)
+        .executeTakeFirstOrThrow();
+      const free = row.holder === null || isGone({ ...row, token: row.holder }, staleMs);
+      if (free && !(await hasLiveWaiterBefore(db, ticket, staleMs))) {
+        const claimed = await db
+          .updateTable('pipeline_lock')
+          .set({
+            holder: token,
+            pid: process.pid,
+            hostname: os.hostname(),
+            acquired_at: new Date().toISOString(),
+            heartbeat_ms: Date.now(),
+          })
+          .where('name', '=', LOCK)
+          .where((eb) =>
+            row.holder === null ? eb('holder', 'is', null) : eb('holder', '=', row.holder),
+          )
+          .executeTakeFirst();
+        if (Number(claimed.numUpdatedRows) === 1) {
+          acquired = true;
+          return holdLock(db, token);
+        }
+        continue; // another process claimed it between our read and our write
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new PipelineBusyError({
+          pid: row.pid,
+          hostname: row.hostname,
+          acquiredAt: row.acquired_at,
+        });
+      }
+      await db
+        .updateTable('pipeline_lock_waiters')
+        .set({ heartbeat_ms: Date.now() })
+        .where('ticket', '=', ticket)
+        .execute();
+      await sleep(Math.min(POLL_MS, left), undefined, { signal: options.signal });
+    }
+  } finally {
+    if (!acquired) liveHere.delete(token);
+    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', ticket).execute();
+  }
+}
+
+function holdLock(db: Db, token: string): PipelineLock {
+  let lost = false;
+  const beat = async () => {
+    try {
+      const res = await db
+        .updateTable('pipeline_lock')
+        .set({ heartbeat_ms: Date.now() })
+        .where('name', '=', LOCK)
+        .where('holder', '=', token)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) lost = true;
+    } catch {
+      // The store is closing; release() will tell.
+    }
+  };
+  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+  timer.unref();
+  return {
+    get lost() {
+      return lost;
+    },
+    async release() {
+      clearInterval(timer);
+      liveHere.delete(token);
+      await db
+        .updateTable('pipeline_lock')
+        .set({ holder: null, pid: null, hostname: null, acquired_at: null, heartbeat_ms: null })
+        .where('name', '=', LOCK)
+        .where('holder', '=', token)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import os from 'node:os';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../src/config.js';
+import { openSqlite, type Db, type Store } from '../src/db/database.js';
+import type { Database, PipelineRunStatus } from '../src/db/schema.js';
+import { publishDiscovery } from './discovery/index.js';
+import { feedsStage } from './feeds-stage.js';
+import { acquirePipelineLock } from './lock.js';
+import { messageOf, type PipelineContext, type Stage, type StageResult } from './stage.js';
+import { readCatalogueVersion, settingsHash } from './staleness.js';
+
+/** The stages of a run, in order: the merchant's feeds, then the discovery registry. */
+export const defaultStages: Stage[] = [feedsStage, publishDiscovery];
+
+export interface RunOptions {
+  /** What started the run (recorded): build, cron, start, products changed, feeds changed. */
+  trigger?: string;
+  /** How long to wait for a run already in progress (ms); 0 fails at once. */
+  waitMs?: number;
+}
+
+export interface PipelineRunResult {
+  /** pipeline_runs.id */
+  id: number;
+  status: 'succeeded' | 'failed';
+  stages: StageResult[];
+  failures: string[];
+  ms: number;
+}
+
+/**
+ * One pipeline run: takes the pipeline lock (waiting up to `waitMs` for a run in progress,
+ * here or in another process), records the run, runs each stage in turn, and records the
+ * outcome. A stage that throws is a failure of that stage; the next stages still run.
+ * When ctx.signal aborts, the run stops, is recorded as aborted, and the abort is rethrown.
+ */
+export async function runPipeline(
+  ctx: PipelineContext,
+  stages: Stage[] = defaultStages,
+  options: RunOptions = {},
+): Promise<PipelineRunResult> {
+  const lock = await acquirePipelineLock(ctx.db, {
+    waitMs: options.waitMs ?? 0,
+    signal: ctx.signal,
+  });
+  try {
+    const startedAt = ctx.now().toISOString();
+    // We hold the lock, so a run still marked running belongs to a holder that died.
+    await ctx.db
+      .updateTable('pipeline_runs')
+      .set({ status: 'interrupted', finished_at: startedAt })
+      .where('status', '=', 'running')
+      .execute();
+    const inserted = await ctx.db
+      .insertInto('pipeline_runs')
+      .values({
+        trigger: options.trigger ?? 'build',
+        status: 'running',
+        started_at: startedAt,
+        catalogue_version: await readCatalogueVersion(ctx.db),
+        settings_hash: settingsHash(ctx.config),
+        pid: process.pid,
+        hostname: os.hostname(),
+      })
+      .executeTakeFirstOrThrow();
+    const id = Number(inserted.insertId);
+    const started = performance.now();
+    const results: StageResult[] = [];
+    let status: PipelineRunStatus = 'succeeded';
+    for (const stage of stages) {
+      try {
+        results.push(await stage(ctx));
+      } catch (err) {
+        if (ctx.signal?.aborted) {
+          status = 'aborted';
+          break;
+        }
+        const name = stage.name || 'stage';
+        ctx.logger.error({ err, stage: name }, 'pipeline stage failed');
+        results.push({
+          stage: name,
+          summary: [`${name} failed: ${messageOf(err)}`],
+          failures: [name],
+        });
+      }
+    }
+    const failures = results.flatMap((r) => r.failures);
+    if (status !== 'aborted' && failures.length) status = 'failed';
+    if (lock.lost) ctx.logger.error({ run: id }, 'pipeline lock lost during the run');
+    await ctx.db
+      .updateTable('pipeline_runs')
+      .set({
+        status,
+        finished_at: ctx.now().toISOString(),
+        summary: JSON.stringify(results),
+        error: failures.length ? failures.join('; ') : null,
+      })
+      .where('id', '=', id)
+      .execute();
+    if (status === 'aborted') ctx.signal!.throwIfAborted();
+    return {
+      id,
+      status: status === 'succeeded' ? 'succeeded' : 'failed',
+      stages: results,
+      failures,
+      ms: performance.now() - started,
+    };
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface OpenedContext {
+  ctx: PipelineContext;
+  /** Closes the read-only connection (the store stays open). */
+  close(): Promise<void>;
+}
+
+/** A pipeline context over a store, with its own read-only connection for streaming. */
+export function openPipelineContext(
+  store: Store,
+  base: { config: Config; logger: Logger; now?: () => Date; signal?: AbortSignal },
+  extra: Pick<PipelineContext, 'progress'> = {},
+): OpenedContext {
+  const reader: Db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
+  });
+  const ctx: PipelineContext = {
+    db: store.db,
+    reader,
+    config: base.config,
+    logger: base.logger,
+    now: base.now ?? (() => new Date()),
+    ...(base.signal ? { signal: base.signal } : {}),
+    ...extra,
+  };
+  return { ctx, close: () => reader.destroy() };
+}

@@ -1,0 +1,131 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import type { Config } from '../src/config.js';
+import type { Store } from '../src/db/database.js';
+import { PipelineBusyError } from './lock.js';
+import { defaultStages, openPipelineContext, runPipeline } from './run.js';
+import type { Stage } from './stage.js';
+import { findStaleReason } from './staleness.js';
+
+/** How long a scheduled run waits for a run held by another process (a long `build`). */
+const LOCK_WAIT_MS = 10 * 60_000;
+/** Changes that keep coming push a debounced run back by at most this many delays. */
+const MAX_DEBOUNCES = 10;
+
+export interface SchedulerOptions {
+  store: Store;
+  config: Config;
+  logger: Logger;
+  now?: () => Date;
+  stages?: Stage[];
+}
+
+export interface PipelineScheduler {
+  /**
+   * Asks for a run FEEDS_DEBOUNCE_MS from now; each further request within the delay pushes
+   * it back, up to ten delays after the first, so a stream of edits still gets published.
+   */
+  requestRun(trigger: string): void;
+  /** Stops the schedule and the debounce, aborts a run in progress and waits for it to end. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The pipeline inside `serve`: on FEEDS_CRON, a few seconds after products or feeds change,
+ * and once at start when the published output is stale. Runs of this process are queued one
+ * after another (requests during a run coalesce into one more run); the pipeline lock keeps
+ * them from overlapping runs of other processes.
+ */
+export function startPipelineScheduler(options: SchedulerOptions): PipelineScheduler {
+  const { store, config, logger } = options;
+  const stages = options.stages ?? defaultStages;
+  const controller = new AbortController();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let firstRequestAt: number | undefined;
+  let requested = '';
+  let active: Promise<void> | undefined;
+  let queued: string | undefined;
+
+  const runOnce = async (trigger: string) => {
+    const { ctx, close } = openPipelineContext(store, {
+      config,
+      logger,
+      ...(options.now ? { now: options.now } : {}),
+      signal: controller.signal,
+    });
+    try {
+      const result = await runPipeline(ctx, stages, { trigger, waitMs: LOCK_WAIT_MS });
+      const log = { run: result.id, trigger, ms: Math.round(result.ms), failures: result.failures };
+      if (result.status === 'succeeded') logger.info(log, 'pipeline run succeeded');
+      else logger.error(log, 'pipeline run failed');
+    } catch (err) {
+      if (controller.signal.aborted) logger.info({ trigger }, 'pipeline run stopped by shutdown');
+      else if (err instanceof PipelineBusyError) logger.warn({ trigger }, err.message);
+      else logger.error({ err, trigger }, 'pipeline run crashed');
+    } finally {
+      await close();
+    }
+  };
+
+  const kick = (trigger: string) => {
+    if (stopped) return;
+    if (active) {
+      queued = trigger;
+      return;
+    }
+    active = runOnce(trigger).finally(() => {
+      active = undefined;
+      const next = queued;
+      queued = undefined;
+      if (next !== undefined) kick(next);
+    });
+  };
+
+  const delay = config.FEEDS_DEBOUNCE_MS;
+  const requestRun = (trigger: string) => {
+    if (stopped) return;
+    const now = Date.now();
+    firstRequestAt ??= now;
+    requested = trigger;
+    clearTimeout(timer);
+    const wait = Math.max(0, Math.min(delay, firstRequestAt + delay * MAX_DEBOUNCES - now));
+    timer = setTimeout(() => {
+      timer = undefined;
+      firstRequestAt = undefined;
+      kick(requested);
+    }, wait);
+  };
+
+  const task: ScheduledTask = cron.schedule(config.FEEDS_CRON, () => kick('cron'), {
+    name: 'agentshelf-pipeline',
+    logger: {
+      info: (message) => logger.debug({ cron: config.FEEDS_CRON }, message),
+      warn: (message) => logger.warn({ cron: config.FEEDS_CRON }, message),
+      error: (message, err) => logger.error({ err: err ?? message }, 'cron error'),
+      debug: (message) => logger.debug({ cron: config.FEEDS_CRON }, String(message)),
+    },
+  });
+
+  const startCheck = findStaleReason(store.db, config).then(
+    (reason) => {
+      if (reason === undefined) return;
+      logger.info({ reason }, 'published output is stale: running the pipeline');
+      kick('start');
+    },
+    (err: unknown) => logger.error({ err }, 'could not tell whether the output is stale'),
+  );
+
+  return {
+    requestRun,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(timer);
+      await task.destroy();
+      controller.abort();
+      await startCheck;
+      await active;
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import type { Transaction } from 'kysely';
+import type { Db } from '../database.js';
+import type {
+  Database,
+  FeedFormat,
+  FeedRow,
+  FeedRowUpdate,
+  FeedStatus,
+  NewFeedRow,
+  ProductRow,
+  ProductStatus,
+} from '../schema.js';
+import { countProducts, filtered } from './products.js';
+
+type Executor = Db | Transaction<Database>;
+
+/** What a feed selects: its product list (if any), category prefix and status. */
+export interface FeedSelection {
+  id: string;
+  has_product_list: number;
+  filter_category: string | null;
+  filter_status: ProductStatus | null;
+}
+
+export interface FeedListFilter {
+  format?: FeedFormat | undefined;
+  status?: FeedStatus | undefined;
+}
+
+export async function findFeedById(db: Executor, id: string): Promise<FeedRow | undefined> {
+  return db.selectFrom('feeds').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+function filteredFeeds(db: Executor, filter: FeedListFilter) {
+  let q = db.selectFrom('feeds');
+  if (filter.format) q = q.where('format', '=', filter.format);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  return q;
+}
+
+export async function listFeedRows(
+  db: Executor,
+  filter: FeedListFilter,
+  page: { limit: number; offset: number },
+): Promise<FeedRow[]> {
+  return filteredFeeds(db, filter)
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+export async function countFeeds(db: Executor, filter: FeedListFilter): Promise<number> {
+  const row = await filteredFeeds(db, filter)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Feeds a pipeline run generates: active and processing ones, oldest first. */
+export async function listFeedsToGenerate(db: Executor): Promise<FeedRow[]> {
+  return db
+    .selectFrom('feeds')
+    .selectAll()
+    .where('status', 'in', ['active', 'processing'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function insertFeedRow(trx: Executor, row: NewFeedRow): Promise<void> {
+  await trx.insertInto('feeds').values(row).execute();
+}
+
+export async function updateFeedRow(
+  trx: Executor,
+  id: string,
+  patch: FeedRowUpdate,
+): Promise<void> {
+  await trx.updateTable('feeds').set(patch).where('id', '=', id).execute();
+}
+
+export async function deleteFeedRow(trx: Executor, id: string): Promise<void> {
+  // feed_products rows go with it (ON DELETE CASCADE).
+  await trx.deleteFrom('feeds').where('id', '=', id).execute();
+}
+
+/** Replaces a feed's product list (an empty list removes it). */
+export async function replaceFeedProducts(
+  trx: Executor,
+  feedId: string,
+  productIds: readonly string[],
+): Promise<void> {
+  await trx.deleteFrom('feed_products').where('feed_id', '=', feedId).execute();
+  for (let i = 0; i < productIds.length; i += 500) {
+    const values = productIds
+      .slice(i, i + 500)
+      .map((product_id) => ({ feed_id: feedId, product_id }));
+    await trx.insertInto('feed_products').values(values).execute();
+  }
+}
+
+export async function listFeedProductIds(db: Executor, feedId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('feed_products')
+    .select('product_id')
+    .where('feed_id', '=', feedId)
+    .orderBy('product_id')
+    .execute();
+  return rows.map((r) => r.product_id);
+}
+
+/** The ids among `ids` that name no product. */
+export async function findMissingProductIds(
+  db: Executor,
+  ids: readonly string[],
+): Promise<string[]> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('products')
+      .select('id')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    for (const r of rows) found.add(r.id);
+  }
+  return ids.filter((id) => !found.has(id));
+}
+
+function selectedProducts(db: Executor, feed: FeedSelection) {
+  let q = filtered(db, {
+    category: feed.filter_category ?? undefined,
+    // Without filters.status a feed carries active products only, also from its product list.
+    status: feed.filter_status ?? 'active',
+  });
+  if (feed.has_product_list) {
+    q = q.where('id', 'in', (eb) =>
+      eb.selectFrom('feed_products').select('product_id').where('feed_id', '=', feed.id),
+    );
+  }
+  return q;
+}
+
+/** The product columns a feed record is made of (fewer columns read faster). */
+export const FEED_SOURCE_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'price_minor',
+  'currency',
+  'status',
+  'category',
+  'images',
+  'attributes',
+  'created_at',
+] as const;
+export type FeedSourceRow = Pick<ProductRow, (typeof FEED_SOURCE_COLUMNS)[number]>;
+
+/**
+ * The products of a feed in a stable order (creation time, then id), so an unchanged
+ * catalogue gives byte-identical files.
+ */
+export function selectFeedProducts(db: Executor, feed: FeedSelection) {
+  return selectedProducts(db, feed).select(FEED_SOURCE_COLUMNS).orderBy('created_at').orderBy('id');
+}
+
+/**
+ * One page of a feed's products after a cursor (keyset paging on the (status, created_at,
+ * id) index). Reading a page at once skips the per-row async steps of `.stream()`, which
+ * cost the pipeline more than the rows themselves; run the pages in one read transaction
+ * for a consistent snapshot.
+ */
+export async function listFeedProductPage(
+  db: Executor,
+  feed: FeedSelection,
+  after: Pick<FeedSourceRow, 'created_at' | 'id'> | undefined,
+  limit: number,
+): Promise<FeedSourceRow[]> {
+  let q = selectFeedProducts(db, feed);
+  if (after) {
+    q = q.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)),
+    );
+  }
+  return q.limit(limit).execute();
+}
+
+export async function countFeedProducts(db: Executor, feed: FeedSelection): Promise<number> {
+  if (!feed.has_product_list && !feed.filter_category) {
+    return countProducts(db, { status: feed.filter_status ?? 'active' });
+  }
+  const row = await selectedProducts(db, feed)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Products per second the pipeline reached on the feeds it generated last (weighted by
+ * size); undefined until feeds of at least `minProducts` products have been generated.
+ */
+export async function measuredFeedRate(
+  db: Executor,
+  minProducts: number,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('feeds')
+    .select((eb) => [
+      eb.fn.sum<number>('product_count').as('products'),
+      eb.fn.sum<number>('last_run_ms').as('ms'),
+    ])
+    .where('last_run_ms', '>', 0)
+    .executeTakeFirst();
+  const products = Number(row?.products ?? 0);
+  const ms = Number(row?.ms ?? 0);
+  if (products < minProducts || ms <= 0) return undefined;
+  return (products / ms) * 1000;
+}
+
+/** Every feed's status and published format (the pipeline removes files nothing publishes). */
+export async function listFeedPublications(db: Executor) {
+  return db.selectFrom('feeds').select(['id', 'status', 'published_format']).execute();
+}

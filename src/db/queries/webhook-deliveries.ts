@@ -1,0 +1,262 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../database.js';
+import type {
+  Database,
+  DeliveryStatus,
+  NewWebhookDeliveryRow,
+  WebhookAttemptRow,
+  WebhookDeliveryRow,
+} from '../schema.js';
+
+type Executor = Db | Transaction<Database>;
+
+// A literal, not a bound parameter: SQLite only uses the partial index on pending deliveries
+// when the query's WHERE names the same constant.
+const PENDING = sql.lit<DeliveryStatus>('pending');
+
+/** What fan-out needs of an outbox event: not its data. */
+export interface EventHead {
+  seq: number;
+  id: string;
+  type: string;
+}
+
+export async function listEventHeadsAfter(
+  db: Executor,
+  afterSeq: number,
+  limit: number,
+): Promise<EventHead[]> {
+  return db
+    .selectFrom('events')
+    .select(['seq', 'id', 'type'])
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+}
+
+/** Inserts in chunks that stay under SQLite's bound-variable limit. */
+export async function insertDeliveries(db: Executor, rows: NewWebhookDeliveryRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  }
+}
+
+export async function advanceEventCursor(
+  db: Executor,
+  webhookIds: string[],
+  seq: number,
+): Promise<void> {
+  if (webhookIds.length === 0) return;
+  await db
+    .updateTable('webhooks')
+    .set({ event_cursor: seq })
+    .where('id', 'in', webhookIds)
+    .where('event_cursor', '<', seq)
+    .execute();
+}
+
+/** A pending delivery with what its body is built from. */
+export interface QueuedDelivery {
+  seq: number;
+  id: string;
+  event_id: string;
+  event_type: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  /** The event's data, JSON text exactly as recorded. */
+  data: string;
+  event_created_at: string;
+}
+
+/** An endpoint's queue: its oldest pending outbox deliveries, in event order. */
+export async function listQueuedDeliveries(
+  db: Executor,
+  webhookId: string,
+  limit: number,
+): Promise<QueuedDelivery[]> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.seq', 'd.event_seq')
+    .select([
+      'd.seq',
+      'd.id',
+      'd.event_id',
+      'd.event_type',
+      'd.attempts',
+      'd.next_attempt_at',
+      'e.data',
+      'e.created_at as event_created_at',
+    ])
+    .where('d.webhook_id', '=', webhookId)
+    .where('d.status', '=', PENDING)
+    .orderBy('d.seq')
+    .limit(limit)
+    .execute();
+}
+
+/** Inserts attempt rows, many in one statement (the worker records attempts in batches). */
+export async function insertAttempts(db: Executor, rows: WebhookAttemptRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    await db
+      .insertInto('webhook_attempts')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
+}
+
+/** Counts one more attempt on each delivery and sets the state they share. */
+export async function advanceDeliveries(
+  db: Executor,
+  seqs: number[],
+  next: { status: DeliveryStatus; next_attempt_at: string | null },
+): Promise<void> {
+  if (seqs.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: next.status,
+      next_attempt_at: next.next_attempt_at,
+      attempts: sql<number>`attempts + 1`,
+    })
+    .where('seq', 'in', seqs)
+    .execute();
+}
+
+export async function insertDelivery(db: Executor, row: NewWebhookDeliveryRow): Promise<number> {
+  const result = await db
+    .insertInto('webhook_deliveries')
+    .values(row)
+    .returning('seq')
+    .executeTakeFirstOrThrow();
+  return result.seq;
+}
+
+/** A delivery with the outcome of its last attempt. */
+export type DeliveryView = WebhookDeliveryRow & {
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  last_attempt_at: string | null;
+};
+
+function withLastAttempt(db: Executor) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .leftJoin('webhook_attempts as a', (join) =>
+      join.onRef('a.delivery_seq', '=', 'd.seq').onRef('a.attempt', '=', 'd.attempts'),
+    )
+    .selectAll('d')
+    .select(['a.status_code', 'a.duration_ms', 'a.error', 'a.started_at as last_attempt_at']);
+}
+
+export async function findDelivery(
+  db: Executor,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryView | undefined> {
+  return withLastAttempt(db)
+    .where('d.id', '=', deliveryId)
+    .where('d.webhook_id', '=', webhookId)
+    .executeTakeFirst();
+}
+
+export async function findDeliveryBySeq(
+  db: Executor,
+  seq: number,
+): Promise<DeliveryView | undefined> {
+  return withLastAttempt(db).where('d.seq', '=', seq).executeTakeFirst();
+}
+
+/** The event of an outbox delivery, for a manual retry. */
+export async function findEventBySeq(db: Executor, seq: number) {
+  return db.selectFrom('events').selectAll().where('seq', '=', seq).executeTakeFirst();
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus | undefined;
+  event_type?: string | undefined;
+}
+
+/** The delivery log of an endpoint, newest first. */
+export async function listDeliveryRows(
+  db: Executor,
+  webhookId: string,
+  filter: DeliveryFilter,
+  page: { limit: number; offset: number },
+): Promise<DeliveryView[]> {
+  let q = withLastAttempt(db).where('d.webhook_id', '=', webhookId);
+  if (filter.status) q = q.where('d.status', '=', filter.status);
+  if (filter.event_type) q = q.where('d.event_type', '=', filter.event_type);
+  return q.orderBy('d.seq', 'desc').limit(page.limit).offset(page.offset).execute();
+}
+
+export async function countDeliveryRows(
+  db: Executor,
+  webhookId: string,
+  filter: DeliveryFilter,
+): Promise<number> {
+  let q = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.event_type) q = q.where('event_type', '=', filter.event_type);
+  const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function listAttemptRows(
+  db: Executor,
+  deliverySeq: number,
+): Promise<WebhookAttemptRow[]> {
+  return db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_seq', '=', deliverySeq)
+    .orderBy('attempt')
+    .execute();
+}
+
+/** After an endpoint is enabled again: its queue is due now, not at the old retry times. */
+export async function makePendingDueNow(db: Executor, webhookId: string, at: string) {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: at })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', PENDING)
+    .execute();
+}
+
+/** While an endpoint is disabled its queue waits, with no next attempt time. */
+export async function pausePendingDeliveries(db: Executor, webhookId: string) {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: null })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', PENDING)
+    .execute();
+}
+
+/**
+ * Forgets up to `limit` settled deliveries (and their attempts) created before a time.
+ * Bounded, because SQLite runs a statement to its end on the event loop's thread.
+ */
+export async function purgeSettledDeliveries(
+  db: Executor,
+  before: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_deliveries')
+    .where('seq', 'in', (eb) =>
+      eb
+        .selectFrom('webhook_deliveries')
+        .select('seq')
+        .where('created_at', '<', before)
+        .where('status', '!=', 'pending')
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feed-files.js';
+import {
+  Feed,
+  FeedCreate,
+  FeedList,
+  FeedListQuery,
+  FeedUpdate,
+} from '../../domain/feed-schemas.js';
+import {
+  createFeed,
+  deleteFeed,
+  feedNotReady,
+  findPublishedFeed,
+  getFeed,
+  listFeeds,
+  updateFeed,
+} from '../../domain/feeds.js';
+import { attachmentDisposition, servePublishedFile } from '../file-response.js';
+import { defineRoute, type AppDeps } from '../route.js';
+import { ErrorResponses } from './shared.js';
+
+const IdParams = z.object({ id: z.string().min(1).max(200) });
+
+function feedOptions(deps: AppDeps) {
+  return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
+}
+
+export const feedRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds',
+    operationId: 'listFeeds',
+    summary: 'List feeds, oldest first, filtered by format and status',
+    tag: 'Feeds',
+    permission: 'read',
+    query: FeedListQuery,
+    responses: { 200: { description: 'A page of feeds', schema: FeedList }, ...ErrorResponses },
+    handler: async ({ query }, { db, config }) => {
+      const { limit, offset, ...filter } = query;
+      return { body: await listFeeds(db, filter, { limit, offset }, config.BASE_URL) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/feeds',
+    operationId: 'createFeed',
+    summary:
+      'Create a feed: status processing with an estimated_completion; the pipeline publishes it',
+    tag: 'Feeds',
+    permission: 'write',
+    body: FeedCreate,
+    idempotent: true,
+    responses: { 201: { description: 'The new feed', schema: Feed }, ...ErrorResponses },
+    handler: async ({ body }, deps) => {
+      const feed = await createFeed(deps.db, body, feedOptions(deps), deps.now());
+      deps.onFeedsChanged?.();
+      return { status: 201, body: feed, headers: { Location: `/v1/feeds/${feed.id}` } };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id',
+    operationId: 'getFeed',
+    summary: "Get a feed with its last run's diagnostics and last_error",
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    responses: { 200: { description: 'The feed', schema: Feed }, ...ErrorResponses },
+    handler: async ({ params }, { db, config }) => ({
+      body: await getFeed(db, params.id, config.BASE_URL),
+    }),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/v1/feeds/:id',
+    operationId: 'updateFeed',
+    summary:
+      'Change a feed: a new definition regenerates it (processing), status inactive unpublishes it, active republishes it; records feed.updated',
+    tag: 'Feeds',
+    permission: 'write',
+    params: IdParams,
+    body: FeedUpdate,
+    responses: { 200: { description: 'The updated feed', schema: Feed }, ...ErrorResponses },
+    handler: async ({ params, body }, deps) => {
+      const feed = await updateFeed(deps.db, params.id, body, feedOptions(deps), deps.now());
+      deps.onFeedsChanged?.();
+      return { body: feed };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/v1/feeds/:id',
+    operationId: 'deleteFeed',
+    summary: 'Delete a feed; its files are removed by the next pipeline run',
+    tag: 'Feeds',
+    permission: 'write',
+    params: IdParams,
+    responses: { 204: { description: 'Deleted' }, ...ErrorResponses },
+    handler: async ({ params }, deps) => {
+      await deleteFeed(deps.db, params.id);
+      deps.onFeedsChanged?.();
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/export',
+    operationId: 'exportFeed',
+    summary:
+      'The published feed file (application/json, text/csv or application/xml) with ETag, If-None-Match and gzip; 409 with Retry-After before the first generation, 404 while inactive',
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    responses: {
+      200: { description: 'The feed file, streamed', contentType: 'application/octet-stream' },
+      304: { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+      ...ErrorResponses,
+    },
+    handler: async ({ params, ctx }, deps) => {
+      const feed = await findPublishedFeed(deps.db, params.id, deps.now());
+      const format = feed.published_format;
+      const reply = await servePublishedFile(ctx, {
+        path: feedFilePath(deps.config.PUBLIC_DIR, feed.id, format),
+        contentType: FEED_CONTENT_TYPES[format],
+        disposition: attachmentDisposition(feed.name, format, feed.id),
+      });
+      if (!reply) throw feedNotReady(feed, deps.now());
+      return reply;
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/diagnostics',
+    operationId: 'getFeedDiagnostics',
+    summary:
+      'The last run\'s per-product diagnostics: one JSON line per product with issues ({"id", "issues": [{field, problem, severity, message}]})',
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    responses: {
+      200: { description: 'NDJSON, streamed', contentType: 'application/x-ndjson' },
+      304: { description: 'Not modified' },
+      ...ErrorResponses,
+    },
+    handler: async ({ params, ctx }, deps) => {
+      const feed = await findPublishedFeed(deps.db, params.id, deps.now());
+      const reply = await servePublishedFile(ctx, {
+        path: feedDiagnosticsPath(deps.config.PUBLIC_DIR, feed.id),
+        contentType: 'application/x-ndjson; charset=utf-8',
+      });
+      if (!reply) throw feedNotReady(feed, deps.now());
+      return reply;
+    },
+  }),
+];
