@@ -40,12 +40,19 @@ export function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>
 }
 
 /** A raw better-sqlite3 handle with the store's pragmas (for a second, read-only connection). */
-export function openSqlite(file: string, options: { readonly?: boolean } = {}): SQLite.Database {
+export function openSqlite(
+  file: string,
+  options: {
+    readonly?: boolean;
+    /** Page cache in KiB (default 32,000); a connection that only scans needs little. */
+    cacheKiB?: number;
+  } = {},
+): SQLite.Database {
   const sqlite = new SQLite(file, { readonly: options.readonly ?? false });
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('cache_size = -32000');
+  sqlite.pragma(`cache_size = -${Math.floor(options.cacheKiB ?? 32_000)}`);
   return sqlite;
 }
