@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Dialect,
+  type SqliteDialectConfig,
+} from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -29,7 +37,7 @@ export function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>
   const file = config.DATABASE_FILE;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = openSqlite(file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: immediateSqliteDialect({ database: sqlite }) });
   return {
     db,
     file,
@@ -55,4 +63,27 @@ export function openSqlite(
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma(`cache_size = -${Math.floor(options.cacheKiB ?? 32_000)}`);
   return sqlite;
+}
+
+/**
+ * Transactions that take the write lock when they begin. SQLite's default (deferred) begins
+ * as a reader; when another process (`build` beside `serve`, a CLI) commits a write between
+ * our first read and our first write, that write fails at once with SQLITE_BUSY_SNAPSHOT,
+ * and the busy timeout cannot help. BEGIN IMMEDIATE waits for the lock up front instead.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/** SqliteDialect with ImmediateSqliteDriver (its config is private, so by composition). */
+function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
+  const base = new SqliteDialect(config);
+  return {
+    createAdapter: () => base.createAdapter(),
+    createDriver: () => new ImmediateSqliteDriver(config),
+    createQueryCompiler: () => base.createQueryCompiler(),
+    createIntrospector: (db) => base.createIntrospector(db),
+  };
 }
