@@ -87,7 +87,7 @@ async function measure(size: number): Promise<Measured> {
       const again = openStore(config);
       await deleteFeed(again.db, feed.id);
       await again.close();
-      fs.rmSync(path.join(config.PUBLIC_DIR, 'feeds'), { recursive: true, force: true });
+      fs.rmSync(path.join(config.DATA_DIR, 'feeds'), { recursive: true, force: true });
       floors.push(await floor());
     }
     return { size, floors, formats, rssMb };

@@ -68,16 +68,16 @@ async function generateFeed(
   onProgress: (done: number) => void,
 ): Promise<FeedPublication & { bytes: number }> {
   const started = performance.now();
-  const { PUBLIC_DIR, STORE_NAME, FEEDS_URL } = ctx.config;
+  const { DATA_DIR, STORE_NAME, FEEDS_URL } = ctx.config;
   const formatter = FEED_FORMATTERS[feed.format];
   const meta = { id: feed.id, name: feed.name, storeName: STORE_NAME, storeUrl: FEEDS_URL };
   const settings = feedSettings(STORE_NAME, FEEDS_URL);
   const previous = feed.published_format === feed.format ? feed.sha256 : null;
-  const file = new AtomicFile(feedFilePath(PUBLIC_DIR, feed.id, feed.format), {
+  const file = new AtomicFile(feedFilePath(DATA_DIR, feed.id, feed.format), {
     gzipLevel: GZIP_LEVEL,
     ...(previous ? { previousSha256: previous } : {}),
   });
-  const diagnostics = new AtomicFile(feedDiagnosticsPath(PUBLIC_DIR, feed.id), {
+  const diagnostics = new AtomicFile(feedDiagnosticsPath(DATA_DIR, feed.id), {
     gzipLevel: GZIP_LEVEL,
   });
   try {
@@ -172,7 +172,7 @@ function seconds(ms: number): string {
  * time keeps memory flat), then the removal of files nothing publishes.
  */
 export const feedsStage: Stage = async (ctx) => {
-  const dir = feedsDirectory(ctx.config.PUBLIC_DIR);
+  const dir = feedsDirectory(ctx.config.DATA_DIR);
   await fs.promises.mkdir(dir, { recursive: true });
   await removeStaleTemporaries(dir);
   const feeds = await listFeedsToGenerate(ctx.db);

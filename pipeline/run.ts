@@ -124,7 +124,11 @@ export function openPipelineContext(
   extra: Pick<PipelineContext, 'progress'> = {},
 ): OpenedContext {
   const reader: Db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
+    // The reader scans the catalogue once per feed: the OS page cache serves that, and a
+    // 32 MB SQLite cache would only add to the run's peak memory.
+    dialect: new SqliteDialect({
+      database: openSqlite(store.file, { readonly: true, cacheKiB: 4_000 }),
+    }),
   });
   const ctx: PipelineContext = {
     db: store.db,

@@ -81,7 +81,7 @@ export async function findStaleReason(db: Db, config: Config): Promise<string | 
     .where('published_format', 'is not', null)
     .execute();
   for (const feed of published) {
-    if (!fs.existsSync(feedFilePath(config.PUBLIC_DIR, feed.id, feed.published_format!)))
+    if (!fs.existsSync(feedFilePath(config.DATA_DIR, feed.id, feed.published_format!)))
       return `the file of feed ${feed.id} is missing`;
   }
   return undefined;

@@ -214,10 +214,10 @@ ${common.join('\n')}
     location ~ "/[._]" {
       ${guarded('content_by_lua_block { agentshelf_discovery_not_found() }')}
     }
-    location ~ "/$" {
+    location ~ "^/v1/.*/$" {
       ${guarded('try_files ${uri}index.html =404;')}
     }
-    location ~ "\\.(json|ndjson|html)$" {
+    location ~ "^/v1/.*\\.(json|ndjson|html)$" {
       ${guarded('try_files $uri =404;')}
     }
     location / {

@@ -8,7 +8,7 @@ import { intFlag, parseVerbArgs } from './args.js';
 
 export const buildHelp = `Usage: agentshelf build [--wait SECONDS] [--json]
 
-Runs the pipeline once: generates every active or processing feed into PUBLIC_DIR/feeds/
+Runs the pipeline once: generates every active or processing feed into DATA_DIR/feeds/
 (JSON, CSV or XML, each with a .gz sibling and a diagnostics file), publishing each file
 atomically; a feed whose content did not change is left as it was.
 

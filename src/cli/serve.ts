@@ -31,7 +31,7 @@ export async function runServe(argv: string[]): Promise<number> {
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
     `  discovery registry: ${server.discovery.url}/v1/index.json`,
     `  store: ${server.store.file}`,
-    `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.PUBLIC_DIR}/feeds`,
+    `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
   ];
   if (server.firstAdminKey) {

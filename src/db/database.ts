@@ -1,7 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Dialect,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+} from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -36,7 +45,7 @@ export function openStore(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = openSqlite(file);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: immediateSqliteDialect({ database: withStatementCache(sqlite) }),
   });
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   // Reading data_version takes a WAL read lock (two fcntl calls): ask at most once a
@@ -90,12 +99,42 @@ export function withStatementCache(sqlite: SQLite.Database, max = 256): SqliteDa
 }
 
 /** A raw better-sqlite3 handle with the store's pragmas (for a second, read-only connection). */
-export function openSqlite(file: string, options: { readonly?: boolean } = {}): SQLite.Database {
+export function openSqlite(
+  file: string,
+  options: {
+    readonly?: boolean;
+    /** Page cache in KiB (default 32,000); a connection that only scans needs little. */
+    cacheKiB?: number;
+  } = {},
+): SQLite.Database {
   const sqlite = new SQLite(file, { readonly: options.readonly ?? false });
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('cache_size = -32000');
+  sqlite.pragma(`cache_size = -${Math.floor(options.cacheKiB ?? 32_000)}`);
   return sqlite;
+}
+
+/**
+ * Transactions that take the write lock when they begin. SQLite's default (deferred) begins
+ * as a reader; when another process (`build` beside `serve`, a CLI) commits a write between
+ * our first read and our first write, that write fails at once with SQLITE_BUSY_SNAPSHOT,
+ * and the busy timeout cannot help. BEGIN IMMEDIATE waits for the lock up front instead.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/** SqliteDialect with ImmediateSqliteDriver (its config is private, so by composition). */
+function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
+  const base = new SqliteDialect(config);
+  return {
+    createAdapter: () => base.createAdapter(),
+    createDriver: () => new ImmediateSqliteDriver(config),
+    createQueryCompiler: () => base.createQueryCompiler(),
+    createIntrospector: (db) => base.createIntrospector(db),
+  };
 }

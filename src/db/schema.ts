@@ -203,7 +203,7 @@ export interface FeedTable {
   /** Bumped by every change through the API, so a run can tell it built an older definition. */
   revision: ColumnType<number, number | undefined, number>;
   estimated_completion: Timestamp | null;
-  /** Format of the file now published under PUBLIC_DIR/feeds; null before the first generation. */
+  /** Format of the file now published under DATA_DIR/feeds; null before the first generation. */
   published_format: FeedFormat | null;
   /** Hex SHA-256 of the published file. */
   sha256: string | null;

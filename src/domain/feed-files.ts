@@ -2,22 +2,22 @@ import path from 'node:path';
 import type { FeedFormat } from '../db/schema.js';
 
 /**
- * Where a feed's files live. The pipeline writes them and the export route reads them;
- * PUBLIC_DIR/feeds/ is outside the discovery tree (PUBLIC_DIR/v1/), so feeds are served only
- * through the authenticated export endpoint.
+ * Where a feed's files live: DATA_DIR/feeds/. The pipeline writes them and the export route
+ * reads them. They stay out of PUBLIC_DIR, which a CDN may serve whole: a merchant's feeds
+ * are reached only through the authenticated export endpoint.
  */
-export function feedsDirectory(publicDir: string): string {
-  return path.join(publicDir, 'feeds');
+export function feedsDirectory(dataDir: string): string {
+  return path.join(dataDir, 'feeds');
 }
 
-/** PUBLIC_DIR/feeds/<feed_id>.<format>, with its `.gz` sibling beside it. */
-export function feedFilePath(publicDir: string, feedId: string, format: FeedFormat): string {
-  return path.join(feedsDirectory(publicDir), `${feedId}.${format}`);
+/** DATA_DIR/feeds/<feed_id>.<format>, with its `.gz` sibling beside it. */
+export function feedFilePath(dataDir: string, feedId: string, format: FeedFormat): string {
+  return path.join(feedsDirectory(dataDir), `${feedId}.${format}`);
 }
 
-/** PUBLIC_DIR/feeds/<feed_id>.diagnostics.ndjson: one line per product with issues. */
-export function feedDiagnosticsPath(publicDir: string, feedId: string): string {
-  return path.join(feedsDirectory(publicDir), `${feedId}.diagnostics.ndjson`);
+/** DATA_DIR/feeds/<feed_id>.diagnostics.ndjson: one line per product with issues. */
+export function feedDiagnosticsPath(dataDir: string, feedId: string): string {
+  return path.join(feedsDirectory(dataDir), `${feedId}.diagnostics.ndjson`);
 }
 
 export const FEED_CONTENT_TYPES: Record<FeedFormat, string> = {

@@ -25,6 +25,7 @@ import type {
   FeedListEntry,
   FeedUpdateInput,
 } from './feed-schemas.js';
+import { presentPagination } from './pagination.js';
 
 type Executor = Db | Transaction<Database>;
 
@@ -130,12 +131,7 @@ export async function listFeeds(
   const total = await countFeeds(db, filter);
   return {
     feeds: rows.map((r) => presentFeedEntry(r, baseUrl)),
-    pagination: {
-      limit: page.limit,
-      offset: page.offset,
-      total,
-      has_more: page.offset + rows.length < total,
-    },
+    pagination: presentPagination(page, rows.length, total),
   };
 }
 

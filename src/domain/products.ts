@@ -14,6 +14,7 @@ import { newId } from '../ids.js';
 import { recordEvent } from './events.js';
 import { fromMinorUnits, MoneyError, toMinorUnits } from './money.js';
 import type { Product, ProductCreateInput, ProductUpdateInput } from './product-schemas.js';
+import { presentPagination } from './pagination.js';
 
 export interface ProductDefaults {
   currency: string;
@@ -66,12 +67,7 @@ export async function listProducts(
   const total = await countProducts(db, filter);
   return {
     products: rows.map(presentProduct),
-    pagination: {
-      limit: page.limit,
-      offset: page.offset,
-      total,
-      has_more: page.offset + rows.length < total,
-    },
+    pagination: presentPagination(page, rows.length, total),
   };
 }
 

@@ -129,7 +129,7 @@ t.test('SIGTERM stops a build cleanly: exit 130, files as they were, lock free',
   const s = await startTestServer(t);
   await seedSynthetic(s.server.store.db, { count: 15_000, brands: 5 });
   const feed = await createFeed(s, { name: 'F', format: 'csv' });
-  const dir = path.join(s.config.PUBLIC_DIR, 'feeds');
+  const dir = path.join(s.config.DATA_DIR, 'feeds');
   const child = spawn(process.execPath, [CLI, 'build'], {
     env: cliEnv(s),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -363,7 +363,7 @@ t.test(
     await runFeeds(s);
     t.notOk(fs.existsSync(feedPath(s, feed.id, 'csv')), "a deleted feed's files are removed");
     t.same(
-      fs.readdirSync(`${s.config.PUBLIC_DIR}/feeds`),
+      fs.readdirSync(`${s.config.DATA_DIR}/feeds`),
       [],
       'nothing is left behind, diagnostics included',
     );
@@ -399,7 +399,7 @@ t.test(
       'other feeds go on',
     );
     const leftovers = fs
-      .readdirSync(`${s.config.PUBLIC_DIR}/feeds`)
+      .readdirSync(`${s.config.DATA_DIR}/feeds`)
       .filter((n) => n.includes('.tmp-'));
     t.same(leftovers, [], 'no temporary file is left');
 

@@ -83,7 +83,7 @@ t.test(
       },
     );
 
-    const path = `${s.config.PUBLIC_DIR}/feeds/${feed.id}.diagnostics.ndjson`;
+    const path = `${s.config.DATA_DIR}/feeds/${feed.id}.diagnostics.ndjson`;
     const file = fs.readFileSync(path, 'utf8');
     t.equal(zlib.gunzipSync(fs.readFileSync(`${path}.gz`)).toString('utf8'), file, 'and its .gz');
     const lines = file

@@ -146,10 +146,12 @@ t.test('concurrent build and serve runs do not overlap', async (t) => {
   t.teardown(() => store.close());
   const list = await listRuns(store.db);
   const pids = new Set(list.map((r) => r.pid));
-  t.ok(pids.size >= 3, `runs from the server and both builds (${list.length} runs)`);
+  t.ok(pids.size >= 3, `runs from the server and both builds: ${JSON.stringify(list)}`);
   t.ok(list.some((r) => r.trigger === 'build'));
   t.ok(list.some((r) => r.pid === process.pid));
   assertNoOverlap(t, list);
-  for (const run of list.slice(0, -1)) t.equal(run.status, 'succeeded', `run ${run.id}`);
+  for (const run of list.slice(0, -1)) {
+    t.equal(run.status, 'succeeded', `run ${run.id} of ${JSON.stringify(list)}`);
+  }
   t.ok(['succeeded', 'aborted'].includes(list.at(-1)!.status), 'the last may be cut by shutdown');
 });

@@ -73,7 +73,7 @@ t.test('a build killed with SIGKILL halfway leaves every published file whole', 
   const v1 = files.map(sha);
 
   await sql`update products set price_minor = price_minor + 1`.execute(s.server.store.db);
-  const dir = path.join(s.config.PUBLIC_DIR, 'feeds');
+  const dir = path.join(s.config.DATA_DIR, 'feeds');
   const child = spawn(process.execPath, [CLI, 'build'], { env, stdio: 'ignore' });
   const exited = new Promise<NodeJS.Signals | null>((resolve) =>
     child.on('exit', (_code, signal) => resolve(signal)),

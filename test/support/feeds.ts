@@ -32,7 +32,7 @@ export async function createFeed(s: TestServer, body: Record<string, unknown>) {
 }
 
 export function feedPath(s: TestServer, id: string, format: string): string {
-  return path.join(s.config.PUBLIC_DIR, 'feeds', `${id}.${format}`);
+  return path.join(s.config.DATA_DIR, 'feeds', `${id}.${format}`);
 }
 
 /** The environment a CLI child needs to use the test server's store. */

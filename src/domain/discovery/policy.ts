@@ -109,6 +109,8 @@ export function resolvePublicPath(rawPath: string): Resolution {
   const brand = brandOfSegments(segments);
   if (decoded.includes('\0') || decoded.includes('\\')) return { error: 'not_found', brand };
   if (decoded === '/') return { file: 'index.html', brand };
+  // Only the registry is public: anything else PUBLIC_DIR may hold is not served.
+  if (segments[0] !== 'v1') return { error: 'not_found', brand };
   const last = segments.length - 1;
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!;

@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feed-files.js';
 import {
@@ -16,11 +17,28 @@ import {
   listFeeds,
   updateFeed,
 } from '../../domain/feeds.js';
-import { attachmentDisposition, servePublishedFile } from '../file-response.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import {
+  attachmentDisposition,
+  servePublishedFile,
+  type PublishedFileOptions,
+} from '../file-response.js';
+import { defineRoute, type AppDeps, type Reply } from '../route.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
+
+/** A file of a published feed (404 inactive, 409 until its first generation is on disk). */
+async function serveFeedFile(
+  ctx: Koa.Context,
+  deps: AppDeps,
+  id: string,
+  fileOf: (feed: Awaited<ReturnType<typeof findPublishedFeed>>) => PublishedFileOptions,
+): Promise<Reply> {
+  const feed = await findPublishedFeed(deps.db, id, deps.now());
+  const reply = await servePublishedFile(ctx, fileOf(feed));
+  if (!reply) throw feedNotReady(feed, deps.now());
+  return reply;
+}
 
 function feedOptions(deps: AppDeps) {
   return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
@@ -117,17 +135,12 @@ export const feedRoutes = [
       304: { description: 'Not modified (If-None-Match or If-Modified-Since)' },
       ...ErrorResponses,
     },
-    handler: async ({ params, ctx }, deps) => {
-      const feed = await findPublishedFeed(deps.db, params.id, deps.now());
-      const format = feed.published_format;
-      const reply = await servePublishedFile(ctx, {
-        path: feedFilePath(deps.config.PUBLIC_DIR, feed.id, format),
-        contentType: FEED_CONTENT_TYPES[format],
-        disposition: attachmentDisposition(feed.name, format, feed.id),
-      });
-      if (!reply) throw feedNotReady(feed, deps.now());
-      return reply;
-    },
+    handler: async ({ params, ctx }, deps) =>
+      serveFeedFile(ctx, deps, params.id, (feed) => ({
+        path: feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format),
+        contentType: FEED_CONTENT_TYPES[feed.published_format],
+        disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
+      })),
   }),
   defineRoute({
     method: 'get',
@@ -143,14 +156,10 @@ export const feedRoutes = [
       304: { description: 'Not modified' },
       ...ErrorResponses,
     },
-    handler: async ({ params, ctx }, deps) => {
-      const feed = await findPublishedFeed(deps.db, params.id, deps.now());
-      const reply = await servePublishedFile(ctx, {
-        path: feedDiagnosticsPath(deps.config.PUBLIC_DIR, feed.id),
+    handler: async ({ params, ctx }, deps) =>
+      serveFeedFile(ctx, deps, params.id, (feed) => ({
+        path: feedDiagnosticsPath(deps.config.DATA_DIR, feed.id),
         contentType: 'application/x-ndjson; charset=utf-8',
-      });
-      if (!reply) throw feedNotReady(feed, deps.now());
-      return reply;
-    },
+      })),
   }),
 ];
