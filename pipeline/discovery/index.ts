@@ -125,6 +125,8 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
   let done = 0;
   const inflight = new Set<Promise<void>>();
   for (const plan of plans) {
+    // A shutdown stops between brands: what was published stays, the index is not rewritten.
+    if (ctx.signal?.aborted) break;
     const build = new BrandBuild(plan, { root, feedsUrl: config.FEEDS_URL, sellerName: storeName });
     try {
       await build.fill(reader);
@@ -159,6 +161,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     while (inflight.size >= COMMITS_IN_FLIGHT) await Promise.race(inflight);
   }
   await Promise.all(inflight);
+  ctx.signal?.throwIfAborted();
 
   // The index names the brands whose files are in place (a failed rebuild keeps the last).
   const listed = [...current.keys()]
