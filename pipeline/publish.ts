@@ -125,14 +125,7 @@ export class AtomicFile {
     try {
       return await this.finish();
     } catch (err) {
-      this.out.destroy();
-      this.gzip?.destroy();
-      this.gzipOut?.destroy();
-      this.brotli?.destroy();
-      this.brotliOut?.destroy();
-      await removeQuietly(this.tmp);
-      if (this.gzipTmp) await removeQuietly(this.gzipTmp);
-      if (this.brotliTmp) await removeQuietly(this.brotliTmp);
+      await this.discard();
       throw err;
     }
   }
@@ -191,6 +184,11 @@ export class AtomicFile {
   async abort(): Promise<void> {
     if (this.done) return;
     this.done = true;
+    await this.discard();
+  }
+
+  /** Stops every stream and removes the temporary files. */
+  private async discard(): Promise<void> {
     this.out.destroy();
     this.gzip?.destroy();
     this.gzipOut?.destroy();
