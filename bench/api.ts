@@ -16,6 +16,7 @@ import {
   table,
   verdict,
   ROOT,
+  type LoadResult,
 } from './support.js';
 
 const N = Number(process.env.BENCH_API_PRODUCTS ?? 1_000_000);
@@ -25,7 +26,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export async function prepareStore(
   name: string,
   count: number,
-): Promise<{ env: Record<string, string>; key: string }> {
+): Promise<{ env: Record<string, string>; key: string; dir: string }> {
   const dir = scratchDir(name);
   // Fixed public addresses: the servers listen on free ports, and the published output must
   // not look stale to them (a changed FEEDS_URL would make serve republish at start).
@@ -64,7 +65,7 @@ export async function prepareStore(
     ],
     env,
   ).trim();
-  return { env, key };
+  return { env, key, dir };
 }
 
 export async function startKoaHello() {
@@ -77,95 +78,165 @@ export async function startKoaHello() {
   );
 }
 
+/** The floor: a bare Koa route doing the same reads on the same file (bench/servers/koa-route.ts). */
+export async function startKoaRoute(storeFile: string) {
+  return startChild(
+    process.execPath,
+    [path.join(ROOT, 'build', 'bench', 'servers', 'koa-route.js'), storeFile],
+    { ready: /listening on (http:\/\/\S+)/ },
+  );
+}
+
+interface Round {
+  byId: LoadResult;
+  hello: LoadResult;
+  floorById: LoadResult;
+  page: LoadResult;
+  floorPage: LoadResult;
+}
+
 async function run(): Promise<void> {
-  const { env, key } = await prepareStore('api', N);
+  const { env, key, dir } = await prepareStore('api', N);
   const server = await startAgentshelf(env);
   const koa = await startKoaHello();
+  const floor = await startKoaRoute(path.join(dir, 'agentshelf.sqlite'));
   const apiUrl = server.match[1]!;
-  const koaUrl = koa.match[1]!;
   const auth = { Authorization: `Bearer ${key}` };
   const randomId = `request = function()
   return wrk.format("GET", string.format("/v1/products/syn_%08d", math.random(0, ${N - 1})))
 end`;
-  try {
-    // Warm both servers (JIT, page cache) before measuring.
-    await load({
-      url: `${apiUrl}/v1/products/syn_00000001`,
-      connections: 10,
-      seconds: 2,
-      headers: auth,
+  const byId = (url: string, pid: number, seconds = SECONDS, headers?: Record<string, string>) =>
+    load({
+      url: `${url}/v1/products/syn_00000001`,
+      connections: 50,
+      seconds,
       lua: randomId,
+      pid,
+      ...(headers ? { headers } : {}),
     });
-    await load({ url: koaUrl, connections: 10, seconds: 2 });
-    const byId: { api: number; koa: number; p99: number; koaP99: number; errors: number }[] = [];
-    const page: { rps: number; p99: number; errors: number }[] = [];
-    let tool = '';
+  const page = (url: string, pid: number, seconds = SECONDS, headers?: Record<string, string>) =>
+    load({
+      url: `${url}/v1/products?limit=250`,
+      connections: 10,
+      seconds,
+      pid,
+      ...(headers ? { headers } : {}),
+    });
+  try {
+    // Warm every server (JIT, page cache) before measuring.
+    await byId(apiUrl, server.pid, 3, auth);
+    await byId(floor.match[1]!, floor.pid, 3);
+    await page(apiUrl, server.pid, 2, auth);
+    await page(floor.match[1]!, floor.pid, 2);
+    await load({ url: koa.match[1]!, connections: 10, seconds: 2 });
+    const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const api = await load({
-        url: `${apiUrl}/v1/products/syn_00000001`,
-        connections: 50,
-        seconds: SECONDS,
-        headers: auth,
-        lua: randomId,
-      });
-      const hello = await load({ url: koaUrl, connections: 50, seconds: SECONDS });
-      const list = await load({
-        url: `${apiUrl}/v1/products?limit=250`,
-        connections: 10,
-        seconds: SECONDS,
-        headers: auth,
-      });
-      tool = api.tool;
-      byId.push({
-        api: api.rps,
-        koa: hello.rps,
-        p99: api.p99ms,
-        koaP99: hello.p99ms,
-        errors: api.errors,
-      });
-      page.push({ rps: list.rps, p99: list.p99ms, errors: list.errors });
+      const r: Round = {
+        byId: await byId(apiUrl, server.pid, SECONDS, auth),
+        hello: await load({
+          url: koa.match[1]!,
+          connections: 50,
+          seconds: SECONDS,
+          pid: koa.pid,
+        }),
+        floorById: await byId(floor.match[1]!, floor.pid),
+        page: await page(apiUrl, server.pid, SECONDS, auth),
+        floorPage: await page(floor.match[1]!, floor.pid),
+      };
+      rounds.push(r);
       console.log(
-        `round ${round + 1}: by-id ${fmt(api.rps)} req/s (p99 ${fmt(api.p99ms, 1)} ms), koa hello ${fmt(hello.rps)} req/s, ratio ${fmt(api.rps / hello.rps, 2)}; page of 250 ${fmt(list.rps)} req/s (p99 ${fmt(list.p99ms, 1)} ms)`,
+        `round ${round + 1}: by-id ${fmt(r.byId.rps)} req/s (p99 ${fmt(r.byId.p99ms, 1)} ms, ${fmt(r.byId.cpuUs!)} us CPU), Koa hello ${fmt(r.hello.rps)} (${fmt(r.hello.cpuUs!)} us), bare Koa route ${fmt(r.floorById.rps)} (${fmt(r.floorById.cpuUs!)} us); page of 250 ${fmt(r.page.rps)} req/s (p99 ${fmt(r.page.p99ms, 1)} ms, ${fmt(r.page.cpuUs! / 1000, 2)} ms CPU), bare ${fmt(r.floorPage.rps)} (${fmt(r.floorPage.cpuUs! / 1000, 2)} ms)`,
       );
     }
-    const ratio = median(byId.map((r) => r.api / r.koa));
-    const byIdP99 = median(byId.map((r) => r.p99));
-    const pageRps = median(page.map((r) => r.rps));
-    const pageP99 = median(page.map((r) => r.p99));
+    const med = (f: (r: Round) => number) => median(rounds.map(f));
+    const ratio = med((r) => r.byId.rps / r.hello.rps);
+    const byIdP99 = med((r) => r.byId.p99ms);
+    const pageRps = med((r) => r.page.rps);
+    const pageP99 = med((r) => r.page.p99ms);
     console.log(
-      `\n${fmt(N)} products, ${ROUNDS} rounds of ${SECONDS} s, load by ${tool}; medians (ratios per round):\n`,
+      `\n${fmt(N)} products, ${ROUNDS} rounds of ${SECONDS} s, load by ${rounds[0]!.byId.tool}; medians, ratios per round. CPU is the server's own time per request.\n`,
     );
     table(
-      ['what', 'req/s', 'p99 ms', 'baseline req/s', 'ratio', 'target', 'verdict'],
+      [
+        'what',
+        'req/s',
+        'p99 ms',
+        'CPU/request',
+        'baseline (same run)',
+        'ratio',
+        'target',
+        'verdict',
+      ],
       [
         [
           'GET /v1/products/:id, 50 conn',
-          fmt(median(byId.map((r) => r.api))),
+          fmt(med((r) => r.byId.rps)),
           fmt(byIdP99, 1),
-          `${fmt(median(byId.map((r) => r.koa)))} (bare Koa hello)`,
+          `${fmt(med((r) => r.byId.cpuUs!))} us`,
+          `bare Koa hello ${fmt(med((r) => r.hello.rps))} req/s, ${fmt(med((r) => r.hello.cpuUs!))} us`,
           fmt(ratio, 2),
           '>= 0.40, p99 < 20 ms',
           verdict(ratio >= 0.4 && byIdP99 < 20),
         ],
         [
+          '(the floor) bare Koa route, same read',
+          fmt(med((r) => r.floorById.rps)),
+          fmt(
+            med((r) => r.floorById.p99ms),
+            1,
+          ),
+          `${fmt(med((r) => r.floorById.cpuUs!))} us`,
+          'bare Koa hello',
+          fmt(
+            med((r) => r.floorById.rps / r.hello.rps),
+            2,
+          ),
+          '-',
+          '-',
+        ],
+        [
+          'GET /v1/products/:id against the floor',
+          '-',
+          '-',
+          '-',
+          'bare Koa route',
+          fmt(
+            med((r) => r.byId.rps / r.floorById.rps),
+            2,
+          ),
+          '-',
+          '-',
+        ],
+        [
           'GET /v1/products?limit=250, 10 conn',
           fmt(pageRps),
           fmt(pageP99, 1),
-          '-',
-          '-',
+          `${fmt(med((r) => r.page.cpuUs!) / 1000, 2)} ms`,
+          `bare Koa route ${fmt(med((r) => r.floorPage.rps))} req/s, p99 ${fmt(
+            med((r) => r.floorPage.p99ms),
+            1,
+          )} ms, ${fmt(med((r) => r.floorPage.cpuUs!) / 1000, 2)} ms`,
+          fmt(
+            med((r) => r.page.rps / r.floorPage.rps),
+            2,
+          ),
           '>= 400 req/s, p99 < 50 ms',
           verdict(pageRps >= 400 && pageP99 < 50),
         ],
       ],
     );
-    const errors = byId.reduce((a, r) => a + r.errors, 0) + page.reduce((a, r) => a + r.errors, 0);
+    const errors = rounds.reduce(
+      (a, r) => a + r.byId.errors + r.page.errors + r.floorById.errors + r.floorPage.errors,
+      0,
+    );
     if (errors) console.log(`\nWARNING: ${errors} errors or non-2xx responses during the runs`);
     console.log(
-      `\nagentshelf peak RSS ${server.peakRssMb()} MB; Koa hello peak RSS ${koa.peakRssMb()} MB`,
+      `\nagentshelf peak RSS ${server.peakRssMb()} MB; Koa hello ${koa.peakRssMb()} MB; bare Koa route ${floor.peakRssMb()} MB`,
     );
   } finally {
     await server.stop();
     await koa.stop();
+    await floor.stop();
   }
 }
 

@@ -112,6 +112,21 @@ export interface LoadResult {
   rps: number;
   p99ms: number;
   errors: number;
+  /**
+   * CPU time (user + system) the server spent per request, in microseconds, when `load` was
+   * given its pid: the figure other processes on a shared machine disturb least.
+   */
+  cpuUs?: number;
+}
+
+const CLK_TCK =
+  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/** CPU seconds a process has used so far (user + system), from /proc/<pid>/stat. */
+export function cpuSecondsOf(pid: number): number {
+  // Fields after "pid (comm) ": state is field 3, utime 14 and stime 15.
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
 export function hasCommand(name: string): boolean {
@@ -123,6 +138,22 @@ export function hasCommand(name: string): boolean {
  * (random ids, headers). Without wrk, autocannon runs with the same headers (and fixed paths).
  */
 export async function load(options: {
+  url: string;
+  connections: number;
+  seconds: number;
+  headers?: Record<string, string>;
+  lua?: string;
+  /** The server's pid, to measure its CPU time per request. */
+  pid?: number;
+}): Promise<LoadResult> {
+  if (options.pid === undefined) return generateLoad(options);
+  const before = cpuSecondsOf(options.pid);
+  const result = await generateLoad(options);
+  const requests = result.rps * options.seconds;
+  return { ...result, cpuUs: ((cpuSecondsOf(options.pid) - before) * 1e6) / requests };
+}
+
+async function generateLoad(options: {
   url: string;
   connections: number;
   seconds: number;

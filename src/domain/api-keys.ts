@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import type { Environment } from '../config.js';
 import { PLAN_NAMES } from '../config.js';
@@ -61,7 +61,7 @@ export const ApiKey = z
 export type ApiKey = z.infer<typeof ApiKey>;
 
 export function hashKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 export function presentApiKey(row: ApiKeyRow): ApiKey {
@@ -208,8 +208,9 @@ export async function authenticateKey(
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, ApiKeyRow>();
-  private token = '';
+  private external = -1;
   private local = 0;
+  private seenLocal = 0;
 
   constructor(
     private readonly externalChanges: () => number,
@@ -221,10 +222,11 @@ export class ApiKeyCache {
   }
 
   async authenticate(db: Db, secret: string, environment: Environment): Promise<ApiKeyRow> {
-    const token = `${this.externalChanges()}:${this.local}`;
-    if (token !== this.token) {
+    const external = this.externalChanges();
+    if (external !== this.external || this.local !== this.seenLocal) {
       this.entries.clear();
-      this.token = token;
+      this.external = external;
+      this.seenLocal = this.local;
     }
     const hash = hashKey(secret);
     const cached = this.entries.get(hash);
@@ -232,7 +234,9 @@ export class ApiKeyCache {
     const row = await authenticateKey(db, secret, environment);
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     // Only cache if nothing changed while we read.
-    if (token === `${this.externalChanges()}:${this.local}`) this.entries.set(hash, row);
+    if (this.externalChanges() === external && this.local === this.seenLocal) {
+      this.entries.set(hash, row);
+    }
     return row;
   }
 }

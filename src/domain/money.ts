@@ -4,8 +4,8 @@
  * so 0.1 + 0.2 style drift cannot creep in.
  */
 
-// ISO 4217 minor units where they differ from 2.
-const EXPONENTS: Record<string, number> = {
+/** ISO 4217 minor units where they differ from 2. */
+export const EXPONENTS: Readonly<Record<string, number>> = {
   BIF: 0,
   CLP: 0,
   DJF: 0,
@@ -58,6 +58,19 @@ const KNOWN: ReadonlySet<string> = new Set(
 /** Largest price accepted, in major units. Keeps every minor amount a safe integer. */
 export const MAX_PRICE = 1_000_000_000_000;
 
+/**
+ * Largest amount in minor units of any currency: 15 significant digits, all a double holds
+ * (DBL_DIG). Up to it, the API's decimal number is exactly the stored amount, and the JSON
+ * the database writes for a price matches JavaScript's digit for digit. No currency accepted
+ * today reaches it (KWD's largest price is exactly 10^15 minor units); a 4-decimal one would.
+ */
+const MAX_MINOR = 10 ** 15;
+
+/** The largest price of a currency, in minor units. */
+export function maxMinorUnits(currency: string): number {
+  return Math.min(MAX_PRICE * 10 ** currencyExponent(currency), MAX_MINOR);
+}
+
 export function isCurrency(code: string): boolean {
   return KNOWN.has(code);
 }
@@ -104,8 +117,9 @@ export function toMinorUnits(amount: number | string, currency: string): number 
   }
   const minor =
     BigInt(whole) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
-  if (minor > BigInt(MAX_PRICE) * 10n ** BigInt(exponent)) {
-    throw new MoneyError(`must be at most ${MAX_PRICE}`);
+  const max = maxMinorUnits(currency);
+  if (minor > BigInt(max)) {
+    throw new MoneyError(`must be at most ${fromMinorUnits(max, currency)}`);
   }
   return Number(minor);
 }

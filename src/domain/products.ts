@@ -4,8 +4,9 @@ import {
   countProducts,
   deleteProductRow,
   findProductById,
+  findProductJsonById,
   insertProduct,
-  listProducts as listProductRows,
+  findProductPageJson,
   updateProductRow,
   type ProductFilter,
 } from '../db/queries/products.js';
@@ -50,26 +51,32 @@ function brandOf(attributes: Record<string, unknown>): string | null {
   return typeof attributes.brand === 'string' ? attributes.brand : null;
 }
 
-export async function getProduct(db: Db, id: string): Promise<Product> {
-  const row = await findProductById(db, id);
-  if (!row) throw notFound('product', id);
-  return presentProduct(row);
+/** A product as the API's JSON (UTF-8): `presentProduct`, serialised by the store. */
+export async function getProductJson(db: Db, id: string): Promise<Buffer> {
+  const json = await findProductJsonById(db, id);
+  if (!json) throw notFound('product', id);
+  return json;
 }
 
-export async function listProducts(
+/** A page of products as the API's JSON (UTF-8): `{ products, pagination }`. */
+export async function listProductsJson(
   db: Db,
   filter: ProductFilter,
   page: { limit: number; offset: number },
-) {
+): Promise<Buffer> {
   // Both reads go through the one SQLite connection in turn, so they see the same snapshot
   // unless a write lands between them; the total is advisory, as in every offset API.
-  const rows = await listProductRows(db, filter, page);
+  const { json, count } = await findProductPageJson(db, filter, page);
   const total = await countProducts(db, filter);
-  return {
-    products: rows.map(presentProduct),
-    pagination: presentPagination(page, rows.length, total),
-  };
+  const pagination = presentPagination(page, count, total);
+  return Buffer.concat([
+    PRODUCTS_OPEN,
+    json,
+    Buffer.from(`,"pagination":${JSON.stringify(pagination)}}`),
+  ]);
 }
+
+const PRODUCTS_OPEN = Buffer.from('{"products":');
 
 /** Creates a product and records product.created in the same transaction. */
 export async function createProduct(

@@ -13,8 +13,8 @@ import {
 import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
 import { auditRequest } from './audit.js';
 import { statusOf, writeError } from './error-handler.js';
-import { limitRequests } from './limits.js';
-import type { AppDeps, Permission, Reply, RouteDef } from './route.js';
+import { limitRequest } from './limits.js';
+import { JsonBytes, type AppDeps, type Permission, type Reply, type RouteDef } from './route.js';
 import { parseInput } from './validate.js';
 import { allRoutes } from './routes/index.js';
 
@@ -29,6 +29,7 @@ const ALLOWED: Record<Exclude<Permission, 'public'>, readonly KeyLevel[]> = {
 };
 
 function wantsEnvelope(header: string): boolean {
+  if (header === '') return false;
   return header
     .split(',')
     .map((p) => p.trim().toLowerCase())
@@ -87,11 +88,14 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
       ctx.body !== null &&
       !ctx.state.raw
     ) {
-      ctx.body = {
-        success: true,
-        data: ctx.body,
-        meta: { request_id: ctx.state.requestId, timestamp: deps.now().toISOString() },
-      };
+      const meta = { request_id: ctx.state.requestId, timestamp: deps.now().toISOString() };
+      ctx.body = ctx.state.jsonBytes
+        ? Buffer.concat([
+            ENVELOPE_OPEN,
+            ctx.body as Buffer,
+            Buffer.from(`,"meta":${JSON.stringify(meta)}}`),
+          ])
+        : { success: true, data: ctx.body, meta };
     }
     if (deps.audit) auditRequest(ctx, deps.audit);
     if (deps.logger.isLevelEnabled('info')) {
@@ -120,35 +124,40 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   );
   return app;
 
+  /**
+   * The route's steps in order: authentication, limits and permission (one step, as they are
+   * one check of the caller), the JSON body, Idempotency-Key, then the handler. A read has
+   * no body and no idempotency, so it runs as a single middleware: every Koa middleware is
+   * another promise and closure per request, on the path that has to be fastest.
+   */
   function middlewareFor(route: RouteDef): Koa.Middleware[] {
+    const allowed = route.permission === 'public' ? undefined : ALLOWED[route.permission];
+    const handle = async (ctx: Koa.Context): Promise<void> => {
+      const reply = await route.handler(
+        {
+          params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,
+          query: route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined,
+          body: route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined,
+          key: ctx.state.key as ApiKeyRow | undefined,
+          ctx,
+        },
+        deps,
+      );
+      send(ctx, reply);
+    };
+    if (!route.body && !route.idempotent) {
+      if (!allowed) return [handle];
+      return [
+        async (ctx) => {
+          await admit(ctx, route, allowed);
+          await handle(ctx);
+        },
+      ];
+    }
     const chain: Koa.Middleware[] = [];
-    if (route.permission !== 'public') {
-      const allowed = ALLOWED[route.permission];
+    if (allowed) {
       chain.push(async (ctx, next) => {
-        ctx.state.receivedAt = deps.now();
-        let key: ApiKeyRow;
-        try {
-          key = await authenticate(ctx);
-        } catch (err) {
-          // A revoked key is still known: its refusal goes to the audit log under its id.
-          if (err instanceof RefusedKeyError) ctx.state.auditKeyId = err.keyId;
-          throw err;
-        }
-        ctx.state.key = key;
-        ctx.state.auditKeyId = key.id;
-        await next();
-      });
-      // Limits before permissions: a key that keeps calling what it may not still uses capacity.
-      if (deps.limiter) chain.push(limitRequests(deps.limiter));
-      chain.push(async (ctx, next) => {
-        const key = ctx.state.key as ApiKeyRow;
-        if (!allowed.includes(key.level)) {
-          throw new AppError(
-            'forbidden',
-            `This ${key.level} key cannot ${route.method.toUpperCase()} ${route.path}; it needs ${allowed.join(' or ')}.`,
-            { field: 'Authorization', reason: `needs ${allowed.join(' or ')}` },
-          );
-        }
+        await admit(ctx, route, allowed);
         await next();
       });
     }
@@ -167,20 +176,38 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
       });
     }
     if (route.idempotent) chain.push(idempotency);
-    chain.push(async (ctx) => {
-      const reply = await route.handler(
-        {
-          params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,
-          query: route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined,
-          body: route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined,
-          key: ctx.state.key as ApiKeyRow | undefined,
-          ctx,
-        },
-        deps,
-      );
-      send(ctx, reply);
-    });
+    chain.push(handle);
     return chain;
+  }
+
+  /**
+   * Lets a request in: the key authenticates; its limits are checked before its permission,
+   * so a key that keeps calling what it may not still uses capacity.
+   */
+  async function admit(
+    ctx: Koa.Context,
+    route: RouteDef,
+    allowed: readonly KeyLevel[],
+  ): Promise<void> {
+    ctx.state.receivedAt = deps.now();
+    let key: ApiKeyRow;
+    try {
+      key = await authenticate(ctx);
+    } catch (err) {
+      // A revoked key is still known: its refusal goes to the audit log under its id.
+      if (err instanceof RefusedKeyError) ctx.state.auditKeyId = err.keyId;
+      throw err;
+    }
+    ctx.state.key = key;
+    ctx.state.auditKeyId = key.id;
+    if (deps.limiter) limitRequest(ctx, deps.limiter, key);
+    if (!allowed.includes(key.level)) {
+      throw new AppError(
+        'forbidden',
+        `This ${key.level} key cannot ${route.method.toUpperCase()} ${route.path}; it needs ${allowed.join(' or ')}.`,
+        { field: 'Authorization', reason: `needs ${allowed.join(' or ')}` },
+      );
+    }
   }
 
   async function authenticate(ctx: Koa.Context): Promise<ApiKeyRow> {
@@ -265,8 +292,18 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   }
 }
 
+const ENVELOPE_OPEN = Buffer.from('{"success":true,"data":');
+
 function send(ctx: Koa.Context, reply: Reply): void {
-  for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  if (reply.headers) {
+    for (const [name, value] of Object.entries(reply.headers)) ctx.set(name, value);
+  }
   ctx.status = reply.status ?? 200;
-  if (reply.body !== undefined) ctx.body = reply.body;
+  if (reply.body instanceof JsonBytes) {
+    ctx.state.jsonBytes = true;
+    ctx.type = 'json';
+    ctx.body = reply.body.bytes;
+  } else if (reply.body !== undefined) {
+    ctx.body = reply.body;
+  }
 }

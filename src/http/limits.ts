@@ -8,15 +8,11 @@ import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
  * authenticated request carries the minute window's X-RateLimit-* headers, the 429s too;
  * the error handler adds Retry-After from the error.
  */
-export function limitRequests(limiter: RateLimiter): Koa.Middleware {
-  return async (ctx, next) => {
-    const key = ctx.state.key as ApiKeyRow;
-    const limits = limitsOfKey(key);
-    const decision = limiter.consume(key.id, limits, (ctx.state.receivedAt as Date).getTime());
-    ctx.set('X-RateLimit-Limit', String(decision.limit));
-    ctx.set('X-RateLimit-Remaining', String(decision.remaining));
-    ctx.set('X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));
-    if (decision.refusedBy) throw limitError(decision, limits);
-    await next();
-  };
+export function limitRequest(ctx: Koa.Context, limiter: RateLimiter, key: ApiKeyRow): void {
+  const limits = limitsOfKey(key);
+  const decision = limiter.consume(key.id, limits, (ctx.state.receivedAt as Date).getTime());
+  ctx.set('X-RateLimit-Limit', String(decision.limit));
+  ctx.set('X-RateLimit-Remaining', String(decision.remaining));
+  ctx.set('X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));
+  if (decision.refusedBy) throw limitError(decision, limits);
 }

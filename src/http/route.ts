@@ -37,8 +37,17 @@ export interface AppDeps {
 
 export interface Reply {
   status?: number;
+  /** A value to serialise as JSON, a stream or file body, or JSON the handler already holds. */
   body?: unknown;
   headers?: Record<string, string>;
+}
+
+/**
+ * A JSON body already serialised (UTF-8), sent as it is: the product reads get theirs from
+ * the store (db/queries/products.ts). `Prefer: envelope` still wraps it.
+ */
+export class JsonBytes {
+  constructor(readonly bytes: Buffer) {}
 }
 
 export interface HandlerInput<P, Q, B> {

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { EXPONENTS } from '../../domain/money.js';
 import { preparedQuery } from '../prepared.js';
 import type { Db } from '../database.js';
 import type {
@@ -25,6 +26,50 @@ export async function findProductById(db: Executor, id: string): Promise<Product
 }
 
 /**
+ * The price as the API's JSON number, from integer minor units: the exact decimal without
+ * trailing zeros (7990 USD -> 79.9, 500 JPY -> 500). Prices have at most 15 significant
+ * digits (money.ts), so this is also what JavaScript prints for the same number.
+ */
+const priceJson: RawBuilder<unknown> = (() => {
+  const decimal = (exponent: number) =>
+    `json(rtrim(rtrim(printf('%d.%0${exponent}d', price_minor / ${10 ** exponent}, price_minor % ${10 ** exponent}), '0'), '.'))`;
+  const codesByExponent = new Map<number, string[]>();
+  for (const [code, exponent] of Object.entries(EXPONENTS)) {
+    codesByExponent.set(exponent, [...(codesByExponent.get(exponent) ?? []), code]);
+  }
+  // instr() in a constant list, not `in (...)`: SQLite builds a lookup table for every run of
+  // a statement with an IN list, which costs more than the rest of a by-id read.
+  const cases = [...codesByExponent].map(
+    ([exponent, codes]) =>
+      `when instr(',${codes.join(',')},', ',' || currency || ',') then ${exponent === 0 ? 'price_minor' : decimal(exponent)}`,
+  );
+  // Built from the constant table above only: no outside text reaches this SQL.
+  return sql.raw(`case ${cases.join(' ')} else ${decimal(2)} end`);
+})();
+
+/**
+ * A product as the API returns it (`presentProduct`), written as JSON by the database: byte
+ * for byte what `JSON.stringify(presentProduct(row))` gives (a property test holds the two
+ * together). Reads send it as it comes, as a blob: no twelve columns turned into JavaScript
+ * strings, no JSON.parse of images and attributes, no JSON.stringify; a page of 250 costs a
+ * third as much. images and attributes hold the text JSON.stringify wrote, which json()
+ * passes through unchanged. SQLite's JSON functions; PostgreSQL has json_build_object.
+ */
+const productJson = sql`json_object('id', id, 'name', name, 'description', description, 'price', ${priceJson}, 'currency', currency, 'status', status, 'category', category, 'images', json(images), 'attributes', json(attributes), 'created_at', created_at, 'updated_at', updated_at)`;
+
+const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =>
+  db
+    .selectFrom('products')
+    .select(sql<Buffer>`cast(${productJson} as blob)`.as('json'))
+    .where('id', '=', id),
+);
+
+/** The product's API JSON (UTF-8), or undefined when there is no such product. */
+export async function findProductJsonById(db: Executor, id: string): Promise<Buffer | undefined> {
+  return (await selectProductJsonById(db, id))[0]?.json;
+}
+
+/**
  * The category filter matches the category itself and everything below it:
  * "Apparel" matches "Apparel" and "Apparel > Shoes" but not "Apparelx". The range
  * ["Apparel > ", "Apparel >!") holds exactly the sub-categories (`!` follows the space),
@@ -45,18 +90,27 @@ export function filtered(db: Executor, filter: ProductFilter) {
   return q;
 }
 
-export async function listProducts(
+/** A page of products as the API's JSON array (UTF-8), in the order of `listProducts`. */
+export async function findProductPageJson(
   db: Executor,
   filter: ProductFilter,
   page: { limit: number; offset: number },
-): Promise<ProductRow[]> {
-  return filtered(db, filter)
+): Promise<{ json: Buffer; count: number }> {
+  const rows = filtered(db, filter)
     .selectAll()
     .orderBy('created_at')
     .orderBy('id')
     .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+    .offset(page.offset);
+  return db
+    .selectFrom(rows.as('page'))
+    .select([
+      sql<Buffer>`cast(json_group_array(${productJson} order by created_at, id) as blob)`.as(
+        'json',
+      ),
+      (eb) => eb.fn.countAll<number>().as('count'),
+    ])
+    .executeTakeFirstOrThrow();
 }
 
 export async function countProducts(db: Executor, filter: ProductFilter): Promise<number> {

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import {
   createProduct,
   deleteProduct,
-  getProduct,
-  listProducts,
+  getProductJson,
+  listProductsJson,
   updateProduct,
 } from '../../domain/products.js';
 import {
@@ -13,7 +13,7 @@ import {
   ProductListQuery,
   ProductUpdate,
 } from '../../domain/product-schemas.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, JsonBytes } from '../route.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
@@ -34,7 +34,7 @@ export const productRoutes = [
     },
     handler: async ({ query }, { db }) => {
       const { limit, offset, ...filter } = query;
-      return { body: await listProducts(db, filter, { limit, offset }) };
+      return { body: new JsonBytes(await listProductsJson(db, filter, { limit, offset })) };
     },
   }),
   defineRoute({
@@ -46,7 +46,9 @@ export const productRoutes = [
     permission: 'read',
     params: IdParams,
     responses: { 200: { description: 'The product', schema: Product }, ...ErrorResponses },
-    handler: async ({ params }, { db }) => ({ body: await getProduct(db, params.id) }),
+    handler: async ({ params }, { db }) => ({
+      body: new JsonBytes(await getProductJson(db, params.id)),
+    }),
   }),
   defineRoute({
     method: 'post',
