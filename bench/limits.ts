@@ -120,8 +120,11 @@ end`;
   } finally {
     await on.stop();
     await off.stop();
-    // A million products and the audit rows: about a gigabyte nobody needs after the run.
-    fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
+    // A million products and the audit rows: about a gigabyte nobody needs after the run,
+    // unless the next run is to reuse it.
+    if (process.env.BENCH_REUSE_STORE !== '1') {
+      fs.rmSync(env.DATA_DIR!, { recursive: true, force: true });
+    }
   }
 }
 

@@ -49,7 +49,19 @@ function isPlanName(name: string): name is PlanName {
  * The limits of a key. A plan name the store holds but this build does not know (a row
  * edited by hand) gets the smallest plan's limits rather than none.
  */
+// A key's row is read once and kept by the key cache, so its limits are worked out once too.
+const limitsOfRow = new WeakMap<object, KeyLimits>();
+
 export function limitsOfKey(key: Pick<ApiKeyRow, 'plan' | 'rpm' | 'burst' | 'monthly'>): KeyLimits {
+  let limits = limitsOfRow.get(key);
+  if (!limits) {
+    limits = computeLimits(key);
+    limitsOfRow.set(key, limits);
+  }
+  return limits;
+}
+
+function computeLimits(key: Pick<ApiKeyRow, 'plan' | 'rpm' | 'burst' | 'monthly'>): KeyLimits {
   const plan = isPlanName(key.plan) ? key.plan : 'starter';
   const base = PLANS[plan];
   const burstPerMinute = key.burst ?? base.burstPerMinute;

@@ -57,19 +57,26 @@ export class RateLimiter {
     const month = this.month;
 
     // When several checks refuse, report the longest wait: retrying sooner would fail anyway.
+    // (Straight-line checks: this runs on every request, and allocates nothing.)
     let refusedBy: LimitKind | null = null;
     let refusedUntilMs = 0;
+    if (w.burst.count >= limits.burst) {
+      refusedBy = 'burst';
+      refusedUntilMs = w.burst.startMs + BURST_WINDOW_MS;
+    }
+    const minuteEndMs = w.minute.startMs + MINUTE_WINDOW_MS;
+    if (w.minute.count >= limits.perMinute && minuteEndMs > refusedUntilMs) {
+      refusedBy = 'minute';
+      refusedUntilMs = minuteEndMs;
+    }
     const monthly = limits.monthly;
-    const checks: [LimitKind, boolean, number][] = [
-      ['burst', w.burst.count >= limits.burst, w.burst.startMs + BURST_WINDOW_MS],
-      ['minute', w.minute.count >= limits.perMinute, w.minute.startMs + MINUTE_WINDOW_MS],
-      ['month', monthly !== null && this.usage.requestsOf(keyId, month.id) >= monthly, month.endMs],
-    ];
-    for (const [kind, over, untilMs] of checks) {
-      if (over && untilMs > refusedUntilMs) {
-        refusedBy = kind;
-        refusedUntilMs = untilMs;
-      }
+    if (
+      monthly !== null &&
+      this.usage.requestsOf(keyId, month.id) >= monthly &&
+      month.endMs > refusedUntilMs
+    ) {
+      refusedBy = 'month';
+      refusedUntilMs = month.endMs;
     }
     if (refusedBy === null) {
       w.burst.count++;

@@ -301,7 +301,8 @@ function send(ctx: Koa.Context, reply: Reply): void {
   ctx.status = reply.status ?? 200;
   if (reply.body instanceof JsonBytes) {
     ctx.state.jsonBytes = true;
-    ctx.type = 'json';
+    // The header itself: `ctx.type = 'json'` looks the type up on every request.
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
     ctx.body = reply.body.bytes;
   } else if (reply.body !== undefined) {
     ctx.body = reply.body;
