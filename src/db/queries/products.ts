@@ -32,7 +32,7 @@ export async function findProductById(db: Executor, id: string): Promise<Product
  */
 const priceJson: RawBuilder<unknown> = (() => {
   const decimal = (exponent: number) =>
-    `json(rtrim(rtrim(printf('%d.%0${exponent}d', price_minor / ${10 ** exponent}, price_minor % ${10 ** exponent}), '0'), '.'))`;
+    `rtrim(rtrim(printf('%d.%0${exponent}d', price_minor / ${10 ** exponent}, price_minor % ${10 ** exponent}), '0'), '.')`;
   const codesByExponent = new Map<number, string[]>();
   for (const [code, exponent] of Object.entries(EXPONENTS)) {
     codesByExponent.set(exponent, [...(codesByExponent.get(exponent) ?? []), code]);
@@ -52,10 +52,28 @@ const priceJson: RawBuilder<unknown> = (() => {
  * for byte what `JSON.stringify(presentProduct(row))` gives (a property test holds the two
  * together). Reads send it as it comes, as a blob: no twelve columns turned into JavaScript
  * strings, no JSON.parse of images and attributes, no JSON.stringify; a page of 250 costs a
- * third as much. images and attributes hold the text JSON.stringify wrote, which json()
- * passes through unchanged. SQLite's JSON functions; PostgreSQL has json_build_object.
+ * third as much. Strings go through json_quote, which escapes as JSON.stringify does; images
+ * and attributes already hold the JSON text JSON.stringify wrote, and are put in as they are
+ * (json_object would parse and re-render them). PostgreSQL has to_json for json_quote.
  */
-const productJson = sql`json_object('id', id, 'name', name, 'description', description, 'price', ${priceJson}, 'currency', currency, 'status', status, 'category', category, 'images', json(images), 'attributes', json(attributes), 'created_at', created_at, 'updated_at', updated_at)`;
+const quoted = (column: string) => sql.raw(`json_quote(${column})`);
+const FIELDS: [name: string, json: RawBuilder<unknown>][] = [
+  ['id', quoted('id')],
+  ['name', quoted('name')],
+  ['description', quoted('description')],
+  ['price', priceJson],
+  ['currency', quoted('currency')],
+  ['status', quoted('status')],
+  ['category', quoted('category')],
+  ['images', sql.raw('images')],
+  ['attributes', sql.raw('attributes')],
+  ['created_at', quoted('created_at')],
+  ['updated_at', quoted('updated_at')],
+];
+const productJson = sql`${sql.join(
+  FIELDS.map(([name, json], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}"${name}":`)} || ${json}`),
+  sql` || `,
+)} || '}'`;
 
 const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =>
   db
@@ -105,7 +123,7 @@ export async function findProductPageJson(
   return db
     .selectFrom(rows.as('page'))
     .select([
-      sql<Buffer>`cast(json_group_array(${productJson} order by created_at, id) as blob)`.as(
+      sql<Buffer>`cast('[' || coalesce(group_concat(${productJson}, ',' order by created_at, id), '') || ']' as blob)`.as(
         'json',
       ),
       (eb) => eb.fn.countAll<number>().as('count'),
