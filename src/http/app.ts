@@ -14,7 +14,15 @@ import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
 import { auditRequest } from './audit.js';
 import { statusOf, writeError } from './error-handler.js';
 import { limitRequest } from './limits.js';
-import { JsonBytes, type AppDeps, type Permission, type Reply, type RouteDef } from './route.js';
+import {
+  JsonBytes,
+  requestState,
+  type AppDeps,
+  type Permission,
+  type Reply,
+  type RequestState,
+  type RouteDef,
+} from './route.js';
 import { parseInput } from './validate.js';
 import { allRoutes } from './routes/index.js';
 
@@ -46,11 +54,19 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   app.use(async (ctx, next) => {
     const started = performance.now();
     const given = ctx.get('x-request-id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : `req_${randomBase62(20)}`;
-    ctx.state.envelope = wantsEnvelope(ctx.get('prefer'));
-    ctx.set('X-Request-Id', ctx.state.requestId as string);
+    const state: RequestState = {
+      requestId: REQUEST_ID.test(given) ? given : `req_${randomBase62(20)}`,
+      envelope: wantsEnvelope(ctx.get('prefer')),
+      receivedAt: deps.now(),
+      key: undefined,
+      auditKeyId: undefined,
+      raw: false,
+      jsonBytes: false,
+    };
+    ctx.state = state;
+    ctx.set('X-Request-Id', state.requestId);
     ctx.set('X-API-Version', API_VERSION);
-    if (ctx.state.envelope) ctx.set('Preference-Applied', 'envelope');
+    if (state.envelope) ctx.set('Preference-Applied', 'envelope');
     try {
       const version = ctx.get('x-api-version');
       if (version && version !== API_VERSION) {
@@ -82,14 +98,14 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
       writeError(ctx, err, deps.logger);
     }
     if (
-      ctx.state.envelope &&
+      state.envelope &&
       ctx.status < 400 &&
       ctx.body !== undefined &&
       ctx.body !== null &&
-      !ctx.state.raw
+      !state.raw
     ) {
-      const meta = { request_id: ctx.state.requestId, timestamp: deps.now().toISOString() };
-      ctx.body = ctx.state.jsonBytes
+      const meta = { request_id: state.requestId, timestamp: deps.now().toISOString() };
+      ctx.body = state.jsonBytes
         ? Buffer.concat([
             ENVELOPE_OPEN,
             ctx.body as Buffer,
@@ -101,12 +117,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     if (deps.logger.isLevelEnabled('info')) {
       deps.logger.info(
         {
-          request_id: ctx.state.requestId,
+          request_id: state.requestId,
           method: ctx.method,
           path: ctx.path,
           status: ctx.status,
           ms: Math.round((performance.now() - started) * 10) / 10,
-          key_id: (ctx.state.key as ApiKeyRow | undefined)?.id,
+          key_id: state.key?.id,
         },
         'request',
       );
@@ -138,7 +154,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
           params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,
           query: route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined,
           body: route.body ? parseInput(route.body, ctx.request.body ?? {}, 'body') : undefined,
-          key: ctx.state.key as ApiKeyRow | undefined,
+          key: requestState(ctx).key,
           ctx,
         },
         deps,
@@ -189,17 +205,17 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
     route: RouteDef,
     allowed: readonly KeyLevel[],
   ): Promise<void> {
-    ctx.state.receivedAt = deps.now();
+    const state = requestState(ctx);
     let key: ApiKeyRow;
     try {
       key = await authenticate(ctx);
     } catch (err) {
       // A revoked key is still known: its refusal goes to the audit log under its id.
-      if (err instanceof RefusedKeyError) ctx.state.auditKeyId = err.keyId;
+      if (err instanceof RefusedKeyError) state.auditKeyId = err.keyId;
       throw err;
     }
-    ctx.state.key = key;
-    ctx.state.auditKeyId = key.id;
+    state.key = key;
+    state.auditKeyId = key.id;
     if (deps.limiter) limitRequest(ctx, deps.limiter, key);
     if (!allowed.includes(key.level)) {
       throw new AppError(
@@ -234,7 +250,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
       );
     }
     const key = await deps.keyCache.authenticate(deps.db, match[1]!, deps.config.ENVIRONMENT);
-    const now = ctx.state.receivedAt as Date;
+    const now = requestState(ctx).receivedAt;
     const last = lastTouched.get(key.id) ?? 0;
     if (now.getTime() - last > LAST_USED_EVERY_MS) {
       // last_used_at is advisory: written at most once a minute per key, so reads stay reads.
@@ -253,7 +269,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
         reason: 'must be at most 255 characters',
       });
     }
-    const key = ctx.state.key as ApiKeyRow;
+    const key = requestState(ctx).key!;
     const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
     const stored = await claimIdempotencyKey(
       deps.db,
@@ -300,7 +316,7 @@ function send(ctx: Koa.Context, reply: Reply): void {
   }
   ctx.status = reply.status ?? 200;
   if (reply.body instanceof JsonBytes) {
-    ctx.state.jsonBytes = true;
+    requestState(ctx).jsonBytes = true;
     // The header itself: `ctx.type = 'json'` looks the type up on every request.
     ctx.set('Content-Type', 'application/json; charset=utf-8');
     ctx.body = reply.body.bytes;

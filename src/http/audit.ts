@@ -1,21 +1,23 @@
 import type { Socket } from 'node:net';
 import type Koa from 'koa';
 import type { AuditWriter } from '../domain/audit-writer.js';
+import { requestState } from './route.js';
 
 /**
  * Queues the audit entry of a request whose key the store knows (authenticated, or refused
  * as revoked). Called once the response status is final, after the error handler.
  */
 export function auditRequest(ctx: Koa.Context, audit: AuditWriter): void {
-  const keyId = ctx.state.auditKeyId as string | undefined;
+  const state = requestState(ctx);
+  const keyId = state.auditKeyId;
   if (!keyId) return;
   audit.record([
-    (ctx.state.receivedAt as Date).getTime(),
+    state.receivedAt.getTime(),
     keyId,
     ctx.method,
     ctx.path,
     ctx.status,
-    String(ctx.state.requestId),
+    state.requestId,
     clientIp(ctx),
   ]);
 }

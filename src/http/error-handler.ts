@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { AppError, type ErrorKind } from '../errors.js';
+import { requestState } from './route.js';
 
 /**
  * The one place where error kinds become statuses and bodies (CONTRACT part 6):
@@ -61,7 +62,7 @@ function fromLibraryError(err: unknown): AppError | undefined {
 /** Writes the error response for any thrown value. Unexpected errors become a generic 500. */
 export function writeError(ctx: Koa.Context, err: unknown, logger: Logger): void {
   let appError = err instanceof AppError ? err : fromLibraryError(err);
-  const requestId = String(ctx.state.requestId ?? '');
+  const requestId = requestState(ctx).requestId;
   if (!appError || appError.kind === 'internal') {
     logger.error(
       { err, request_id: requestId, method: ctx.method, path: ctx.path },
@@ -81,7 +82,7 @@ export function writeError(ctx: Koa.Context, err: unknown, logger: Logger): void
   if (status === 503) ctx.set('Connection', 'close');
   const field = appError.field ?? null;
   const reason = appError.reason ?? appError.message;
-  if (ctx.state.envelope) {
+  if (requestState(ctx).envelope) {
     ctx.body = {
       success: false,
       error: { code: codeB, message: appError.message, details: { field, reason } },

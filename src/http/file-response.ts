@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type Koa from 'koa';
-import type { Reply } from './route.js';
+import { requestState, type Reply } from './route.js';
 
 /** Whether an If-None-Match header names this ETag (weak comparison, RFC 9110 13.1.2). */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {
@@ -88,7 +88,7 @@ export async function servePublishedFile(
       ...(encoded ? { 'Content-Encoding': 'gzip' } : {}),
     };
     // The raw file, never wrapped by `Prefer: envelope`.
-    ctx.state.raw = true;
+    requestState(ctx).raw = true;
     const ifNoneMatch = ctx.get('if-none-match');
     const ifModifiedSince = Date.parse(ctx.get('if-modified-since'));
     const notModified = ifNoneMatch

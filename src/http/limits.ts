@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { ApiKeyRow } from '../db/schema.js';
 import { limitsOfKey } from '../domain/plans.js';
 import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
+import { requestState } from './route.js';
 
 /**
  * The per-key checks (CONTRACT part 5), after authentication. Every response to an
@@ -10,7 +11,7 @@ import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
  */
 export function limitRequest(ctx: Koa.Context, limiter: RateLimiter, key: ApiKeyRow): void {
   const limits = limitsOfKey(key);
-  const decision = limiter.consume(key.id, limits, (ctx.state.receivedAt as Date).getTime());
+  const decision = limiter.consume(key.id, limits, requestState(ctx).receivedAt.getTime());
   ctx.set('X-RateLimit-Limit', String(decision.limit));
   ctx.set('X-RateLimit-Remaining', String(decision.remaining));
   ctx.set('X-RateLimit-Reset', String(Math.ceil(decision.resetAtMs / 1000)));

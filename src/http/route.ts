@@ -35,6 +35,31 @@ export interface AppDeps {
   onFeedsChanged?: () => void;
 }
 
+/**
+ * What the middleware learns about a request, kept in `ctx.state`. The app sets the whole
+ * object when a request arrives, so every request has the same shape (property reads on it
+ * stay monomorphic on the hot path) and the fields are typed.
+ */
+export interface RequestState {
+  /** The client's X-Request-Id, or one generated (req_...). */
+  requestId: string;
+  /** `Prefer: envelope`: answer in shape B. */
+  envelope: boolean;
+  receivedAt: Date;
+  /** The authenticated key (on every route but the public ones). */
+  key: ApiKeyRow | undefined;
+  /** The key the audit log files the request under (set for refused revoked keys too). */
+  auditKeyId: string | undefined;
+  /** The body is a file or stream sent as is, never wrapped by `Prefer: envelope`. */
+  raw: boolean;
+  /** The body is JSON already serialised (a JsonBytes reply). */
+  jsonBytes: boolean;
+}
+
+export function requestState(ctx: Koa.Context): RequestState {
+  return ctx.state as RequestState;
+}
+
 export interface Reply {
   status?: number;
   /** A value to serialise as JSON, a stream or file body, or JSON the handler already holds. */
