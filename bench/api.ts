@@ -114,15 +114,13 @@ async function run(): Promise<void> {
   const floor = await startKoaRoute(path.join(dir, 'agentshelf.sqlite'));
   const apiUrl = server.match[1]!;
   const auth = { Authorization: `Bearer ${key}` };
-  const randomId = `request = function()
-  return wrk.format("GET", string.format("/v1/products/syn_%08d", math.random(0, ${N - 1})))
-end`;
+  const randomIds = { prefix: '/v1/products/syn_', digits: 8, count: N };
   const byId = (url: string, pid: number, seconds = SECONDS, headers?: Record<string, string>) =>
     load({
       url: `${url}/v1/products/syn_00000001`,
       connections: 50,
       seconds,
-      lua: randomId,
+      randomIds,
       pid,
       ...(headers ? { headers } : {}),
     });

@@ -29,16 +29,14 @@ async function run(): Promise<void> {
   const off = await startAgentshelf({ ...env, RATE_LIMITS: 'off', AUDIT_LOG: 'off' });
   const servers = { on: { child: on, url: on.match[1]! }, off: { child: off, url: off.match[1]! } };
   const auth = { Authorization: `Bearer ${key}` };
-  const randomId = `request = function()
-  return wrk.format("GET", string.format("/v1/products/syn_%08d", math.random(0, ${N - 1})))
-end`;
+  const randomIds = { prefix: '/v1/products/syn_', digits: 8, count: N };
   const measure = (url: string, seconds: number, connections = 50, pid?: number) =>
     load({
       url: `${url}/v1/products/syn_00000001`,
       connections,
       seconds,
       headers: auth,
-      lua: randomId,
+      randomIds,
       ...(pid === undefined ? {} : { pid }),
     });
   try {

@@ -133,19 +133,30 @@ export function hasCommand(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
 }
 
-/**
- * Drives load at a URL for `seconds` with `connections`. With wrk, `lua` may script requests
- * (random ids, headers). Without wrk, autocannon runs with the same headers (and fixed paths).
- */
-export async function load(options: {
+/** Requests for random ids: `${prefix}${n zero-padded to digits}`, n in [0, count). */
+export interface RandomIds {
+  prefix: string;
+  digits: number;
+  count: number;
+}
+
+export interface LoadOptions {
   url: string;
   connections: number;
   seconds: number;
   headers?: Record<string, string>;
-  lua?: string;
+  /** Instead of the URL's path, each request asks for a random id. */
+  randomIds?: RandomIds;
   /** The server's pid, to measure its CPU time per request. */
   pid?: number;
-}): Promise<LoadResult> {
+}
+
+/**
+ * Drives load at a URL for `seconds` with `connections`, with wrk, or with autocannon when
+ * wrk is missing or BENCH_LOAD=autocannon. autocannon uses about a core of its own, which
+ * caps what it can measure of fast servers on this 2-core machine; wrk uses less.
+ */
+export async function load(options: LoadOptions): Promise<LoadResult> {
   if (options.pid === undefined) return generateLoad(options);
   const before = cpuSecondsOf(options.pid);
   const result = await generateLoad(options);
@@ -153,17 +164,12 @@ export async function load(options: {
   return { ...result, cpuUs: ((cpuSecondsOf(options.pid) - before) * 1e6) / requests };
 }
 
-async function generateLoad(options: {
-  url: string;
-  connections: number;
-  seconds: number;
-  headers?: Record<string, string>;
-  lua?: string;
-}): Promise<LoadResult> {
-  if (hasCommand('wrk')) {
+async function generateLoad(options: LoadOptions): Promise<LoadResult> {
+  const ids = options.randomIds;
+  if (process.env.BENCH_LOAD !== 'autocannon' && hasCommand('wrk')) {
     const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
     let script: string | undefined;
-    if (options.lua || options.headers) {
+    if (ids || options.headers) {
       script = path.join(
         scratchDir('wrk-scripts', { keep: true }),
         `s${process.pid}-${Date.now()}.lua`,
@@ -171,7 +177,12 @@ async function generateLoad(options: {
       const headerLines = Object.entries(options.headers ?? {})
         .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
         .join('\n');
-      fs.writeFileSync(script, `${headerLines}\n${options.lua ?? ''}\n`);
+      const request = ids
+        ? `request = function()
+  return wrk.format("GET", string.format("${ids.prefix}%0${ids.digits}d", math.random(0, ${ids.count - 1})))
+end`
+        : '';
+      fs.writeFileSync(script, `${headerLines}\n${request}\n`);
       args.push('-s', script);
     }
     args.push(options.url);
@@ -195,6 +206,18 @@ async function generateLoad(options: {
     connections: options.connections,
     duration: options.seconds,
     ...(options.headers ? { headers: options.headers } : {}),
+    ...(ids
+      ? {
+          requests: [
+            {
+              setupRequest: (request: Record<string, unknown>) => ({
+                ...request,
+                path: `${ids.prefix}${String(Math.floor(Math.random() * ids.count)).padStart(ids.digits, '0')}`,
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   return {
     tool: 'autocannon',
