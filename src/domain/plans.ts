@@ -45,13 +45,13 @@ function isPlanName(name: string): name is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(name);
 }
 
+// A key's row is read once and kept by the key cache, so its limits are worked out once too.
+const limitsOfRow = new WeakMap<object, KeyLimits>();
+
 /**
  * The limits of a key. A plan name the store holds but this build does not know (a row
  * edited by hand) gets the smallest plan's limits rather than none.
  */
-// A key's row is read once and kept by the key cache, so its limits are worked out once too.
-const limitsOfRow = new WeakMap<object, KeyLimits>();
-
 export function limitsOfKey(key: Pick<ApiKeyRow, 'plan' | 'rpm' | 'burst' | 'monthly'>): KeyLimits {
   let limits = limitsOfRow.get(key);
   if (!limits) {

@@ -108,7 +108,7 @@ export function filtered(db: Executor, filter: ProductFilter) {
   return q;
 }
 
-/** A page of products as the API's JSON array (UTF-8), in the order of `listProducts`. */
+/** A page of products as the API's JSON array (UTF-8), by creation time, then id. */
 export async function findProductPageJson(
   db: Executor,
   filter: ProductFilter,
