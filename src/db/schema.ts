@@ -30,6 +30,13 @@ export interface ProductCountTable {
   count: number;
 }
 
+/** Products per (category, status), kept by triggers on products. */
+export interface CategoryCountTable {
+  category: string;
+  status: ProductStatus;
+  count: number;
+}
+
 /** The outbox: every change records its events here, in the change's own transaction. */
 export interface EventTable {
   seq: Generated<number>;
@@ -273,6 +280,7 @@ export interface PipelineLockWaiterTable {
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
+  category_counts: CategoryCountTable;
   events: EventTable;
   api_keys: ApiKeyTable;
   idempotency_keys: IdempotencyKeyTable;

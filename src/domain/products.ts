@@ -7,6 +7,7 @@ import {
   findProductJsonById,
   insertProduct,
   findProductPageJson,
+  pageInCreationOrder,
   updateProductRow,
   type ProductFilter,
 } from '../db/queries/products.js';
@@ -64,10 +65,21 @@ export async function listProductsJson(
   filter: ProductFilter,
   page: { limit: number; offset: number },
 ): Promise<Buffer> {
-  // Both reads go through the one SQLite connection in turn, so they see the same snapshot
+  // The reads go through the one SQLite connection in turn, so they see the same snapshot
   // unless a write lands between them; the total is advisory, as in every offset API.
-  const { json, count } = await findProductPageJson(db, filter, page);
   const total = await countProducts(db, filter);
+  const creationOrder =
+    !filter.category ||
+    pageInCreationOrder(
+      total,
+      await countProducts(db, { status: filter.status }),
+      page.offset + page.limit,
+    );
+  // Past the last match there is nothing to read (the category index would still be walked).
+  const { json, count } =
+    page.offset >= total
+      ? { json: EMPTY_ARRAY, count: 0 }
+      : await findProductPageJson(db, filter, page, { creationOrder });
   const pagination = presentPagination(page, count, total);
   return Buffer.concat([
     PRODUCTS_OPEN,
@@ -77,6 +89,7 @@ export async function listProductsJson(
 }
 
 const PRODUCTS_OPEN = Buffer.from('{"products":');
+const EMPTY_ARRAY = Buffer.from('[]');
 
 /** Creates a product and records product.created in the same transaction. */
 export async function createProduct(

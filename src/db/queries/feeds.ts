@@ -130,11 +130,16 @@ export async function findMissingProductIds(
 }
 
 function selectedProducts(db: Executor, feed: FeedSelection) {
-  let q = filtered(db, {
-    category: feed.filter_category ?? undefined,
-    // Without filters.status a feed carries active products only, also from its product list.
-    status: feed.filter_status ?? 'active',
-  });
+  let q = filtered(
+    db,
+    {
+      category: feed.filter_category ?? undefined,
+      // Without filters.status a feed carries active products only, also from its product list.
+      status: feed.filter_status ?? 'active',
+    },
+    // A feed reads every match in creation order: walk that order, never sort a category.
+    { creationOrder: true },
+  );
   if (feed.has_product_list) {
     q = q.where('id', 'in', (eb) =>
       eb.selectFrom('feed_products').select('product_id').where('feed_id', '=', feed.id),
