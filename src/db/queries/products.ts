@@ -51,10 +51,11 @@ const priceJson: RawBuilder<unknown> = (() => {
  * A product as the API returns it (`presentProduct`), written as JSON by the database: byte
  * for byte what `JSON.stringify(presentProduct(row))` gives (a property test holds the two
  * together). Reads send it as it comes, as a blob: no twelve columns turned into JavaScript
- * strings, no JSON.parse of images and attributes, no JSON.stringify; a page of 250 costs a
- * third as much. Strings go through json_quote, which escapes as JSON.stringify does; images
- * and attributes already hold the JSON text JSON.stringify wrote, and are put in as they are
- * (json_object would parse and re-render them). PostgreSQL has to_json for json_quote.
+ * strings, no JSON.parse of images and attributes, no JSON.stringify. Serialising a page of
+ * 250 costs a third of what it did. Strings go through json_quote, which escapes as
+ * JSON.stringify does; images and attributes already hold the JSON text JSON.stringify
+ * wrote, and are put in as they are (json_object would parse and re-render them).
+ * PostgreSQL has to_json for json_quote.
  */
 const quoted = (column: string) => sql.raw(`json_quote(${column})`);
 const FIELDS: [name: string, json: RawBuilder<unknown>][] = [
