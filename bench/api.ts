@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './benchmark.js';
 import {
   fmt,
   load,

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import SQLite from 'better-sqlite3';
 import { PAGE_PRODUCT_LIMIT, renderBrandPage } from '../pipeline/discovery/html.js';
 import { slugify } from '../src/domain/discovery/slug.js';
-import { brandFiles, brandUrls } from '../src/domain/discovery/policy.js';
+import { brandFiles, brandUrls } from '../src/domain/discovery/layout.js';
 import {
   toAcpProduct,
   toAcpVariant,

@@ -15,11 +15,11 @@ import { nginxConfigPath, publishDiscovery } from '../pipeline/discovery/index.j
 import { loadConfig } from '../src/config.js';
 import { openSqlite, openStore } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
-import { startDiscoveryServer } from '../src/discovery/server.js';
-import { updateProduct } from '../src/domain/products.js';
+import { startDiscoveryServer } from '../src/http/discovery/server.js';
+import { updateProduct } from '../src/domain/products/products.js';
 import { freePort, nginxMissing, startNginx } from '../test/support/nginx.js';
 import { buildFloor } from './discovery-floor.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './benchmark.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 

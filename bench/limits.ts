@@ -5,7 +5,7 @@
  * is taken per round, then the median.
  */
 import fs from 'node:fs';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './benchmark.js';
 import { prepareStore } from './api.js';
 import {
   fmt,

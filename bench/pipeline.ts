@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/database.js';
-import { createFeed, deleteFeed } from '../src/domain/feeds.js';
+import { createFeed, deleteFeed } from '../src/domain/feeds/feeds.js';
 import type { StageOutput } from '../pipeline/stage.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './benchmark.js';
 
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // build/bench

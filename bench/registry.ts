@@ -3,11 +3,7 @@ import { limitsBenchmark } from './limits.js';
 import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
-
-export interface Benchmark {
-  title: string;
-  run: () => Promise<void>;
-}
+import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
 export const benchmarks: Record<string, Benchmark> = {

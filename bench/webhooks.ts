@@ -13,14 +13,14 @@ import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { recordEvent } from '../src/domain/events.js';
-import { createWebhook } from '../src/domain/webhooks.js';
-import type { Benchmark } from './registry.js';
+import { createWebhook } from '../src/domain/webhooks/webhooks.js';
+import type { Benchmark } from './benchmark.js';
 import { peakRssMb, sampleProduct } from './webhooks-peers.js';
 
 const RECEIVERS = 5;
 const PEERS = fileURLToPath(new URL('./webhooks-peers.js', import.meta.url));
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const WORK = fileURLToPath(new URL('../../bench/.work/', import.meta.url));
+const WORK = fileURLToPath(new URL('../../bench/.work', import.meta.url));
 
 interface Stats {
   received: number;

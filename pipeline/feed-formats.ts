@@ -4,7 +4,7 @@ import {
   dropForbiddenCharacters,
   FEED_COLUMNS,
   type FeedRecord,
-} from '../src/domain/feed-record.js';
+} from '../src/domain/feeds/record.js';
 
 /** What a feed file says about itself (no timestamps: unchanged catalogues give equal bytes). */
 export interface FeedMeta {

@@ -5,7 +5,7 @@ import {
   toFeedItem,
   type FeedRecord,
   type FeedSettings,
-} from '../src/domain/feed-record.js';
+} from '../src/domain/feeds/record.js';
 import { FEED_FORMATTERS } from './feed-formats.js';
 
 /** A page of products to turn into feed text. */

@@ -7,14 +7,14 @@ import {
   listFeedsToGenerate,
   type FeedSourceRow,
 } from '../src/db/queries/feeds.js';
-import { feedDiagnosticsPath, feedFilePath, feedsDirectory } from '../src/domain/feed-files.js';
-import { FEED_ISSUES_BY_CODE, feedSettings } from '../src/domain/feed-record.js';
+import { feedDiagnosticsPath, feedFilePath, feedsDirectory } from '../src/domain/feeds/files.js';
+import { FEED_ISSUES_BY_CODE, feedSettings } from '../src/domain/feeds/record.js';
 import {
   recordFeedFailed,
   recordFeedPublished,
   recordFeedUnpublished,
   type FeedPublication,
-} from '../src/domain/feeds.js';
+} from '../src/domain/feeds/feeds.js';
 import { formatFeedPage } from './feed-page.js';
 import { FEED_FORMATTERS } from './feed-formats.js';
 import { AtomicFile, removeStaleTemporaries } from './publish.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Config } from '../src/config.js';
 import type { Db } from '../src/db/database.js';
-import { feedFilePath } from '../src/domain/feed-files.js';
+import { feedFilePath } from '../src/domain/feeds/files.js';
 import { VERSION } from '../src/version.js';
 
 const PRODUCT_EVENTS = ['product.created', 'product.updated', 'product.deleted'] as const;

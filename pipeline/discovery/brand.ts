@@ -8,7 +8,7 @@ import {
   type AcpProduct,
   type AcpVariant,
 } from '../../src/domain/discovery/acp.js';
-import { brandFiles, brandUrls } from '../../src/domain/discovery/policy.js';
+import { brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
 import { AtomicFile, publishFile, type AtomicFileOptions } from '../publish.js';
 import { PAGE_PRODUCT_LIMIT, renderBrandPage, type PriceRange } from './html.js';
 

@@ -11,12 +11,8 @@ import {
   tallyActiveBrands,
 } from '../../src/db/queries/discovery.js';
 import { ACP_VERSION } from '../../src/domain/discovery/acp.js';
-import {
-  PUBLISHED_MARKER,
-  brandFiles,
-  brandUrls,
-  rateWindows,
-} from '../../src/domain/discovery/policy.js';
+import { PUBLISHED_MARKER, brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
+import { rateWindows } from '../../src/http/discovery/policy.js';
 import { assignSlugs } from '../../src/domain/discovery/slug.js';
 import { publishFile } from '../publish.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';

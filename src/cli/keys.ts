@@ -1,7 +1,12 @@
 import { loadConfig } from '../config.js';
 import { openStore } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { ApiKeyCreate, createApiKey, listApiKeys, revokeApiKey } from '../domain/api-keys.js';
+import {
+  ApiKeyCreate,
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from '../domain/access/api-keys.js';
 import { AppError } from '../errors.js';
 import { parseInput } from '../http/validate.js';
 import { intFlag, parseVerbArgs, UsageError } from './args.js';

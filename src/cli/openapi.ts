@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { buildOpenApiDocument } from '../http/openapi.js';
+import { allRoutes } from '../http/routes/index.js';
 import { parseVerbArgs } from './args.js';
 
 export const openapiHelp = `Usage: agentshelf openapi [--out FILE]
@@ -15,7 +16,7 @@ export async function runOpenapi(argv: string[]): Promise<number> {
     console.log(openapiHelp);
     return 0;
   }
-  const text = `${JSON.stringify(buildOpenApiDocument(DOCS_BASE_URL), null, 2)}\n`;
+  const text = `${JSON.stringify(buildOpenApiDocument(allRoutes, DOCS_BASE_URL), null, 2)}\n`;
   if (values.out) fs.writeFileSync(values.out, text);
   else process.stdout.write(text);
   return 0;

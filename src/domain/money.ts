@@ -3,36 +3,7 @@
  * Conversions go through the decimal string, never through float multiplication,
  * so 0.1 + 0.2 style drift cannot creep in.
  */
-
-/** ISO 4217 minor units where they differ from 2. */
-export const EXPONENTS: Readonly<Record<string, number>> = {
-  BIF: 0,
-  CLP: 0,
-  DJF: 0,
-  GNF: 0,
-  ISK: 0,
-  JPY: 0,
-  KMF: 0,
-  KRW: 0,
-  PYG: 0,
-  RWF: 0,
-  UGX: 0,
-  UYI: 0,
-  VND: 0,
-  VUV: 0,
-  XAF: 0,
-  XOF: 0,
-  XPF: 0,
-  BHD: 3,
-  IQD: 3,
-  JOD: 3,
-  KWD: 3,
-  LYD: 3,
-  OMR: 3,
-  TND: 3,
-  CLF: 4,
-  UYW: 4,
-};
+import { EXPONENTS } from '../currencies.js';
 
 // Funds, precious metals and testing codes that are not a merchant's selling currency.
 const NOT_FOR_PRICES = new Set([

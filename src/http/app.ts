@@ -3,13 +3,13 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import { RefusedKeyError, touchApiKey } from '../domain/api-keys.js';
+import { RefusedKeyError, touchApiKey } from '../domain/access/api-keys.js';
 import {
   claimIdempotencyKey,
   completeIdempotentRequest,
   fingerprintRequest,
   releaseIdempotentRequest,
-} from '../domain/idempotency.js';
+} from '../domain/access/idempotency.js';
 import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
 import { auditRequest } from './audit.js';
 import { statusOf, writeError } from './error-handler.js';

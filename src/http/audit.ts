@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type Koa from 'koa';
-import type { AuditWriter } from '../domain/audit-writer.js';
+import type { AuditWriter } from '../domain/audit/writer.js';
 import { requestState } from './route.js';
 
 /**

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { ApiKeyRow } from '../db/schema.js';
-import { limitsOfKey } from '../domain/plans.js';
-import { limitError, type RateLimiter } from '../domain/rate-limiter.js';
+import { limitsOfKey } from '../domain/access/plans.js';
+import { limitError, type RateLimiter } from '../domain/access/rate-limiter.js';
 import { requestState } from './route.js';
 
 /**

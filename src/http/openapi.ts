@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { VERSION } from '../version.js';
 import type { RouteDef } from './route.js';
-import { allRoutes } from './routes/index.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -58,8 +57,8 @@ function parametersOf(route: RouteDef): unknown[] {
  * that validate requests. docs/openapi.json is this document for BASE_URL http://localhost:8080.
  */
 export function buildOpenApiDocument(
+  routes: readonly RouteDef[],
   baseUrl: string,
-  routes: RouteDef[] = allRoutes,
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {

@@ -4,10 +4,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ApiKeyRow } from '../db/schema.js';
-import type { AuditWriter } from '../domain/audit-writer.js';
-import type { RateLimiter } from '../domain/rate-limiter.js';
-import type { ApiKeyCache } from '../domain/api-keys.js';
-import type { WebhookWorker } from '../domain/webhook-worker.js';
+import type { AuditWriter } from '../domain/audit/writer.js';
+import type { RateLimiter } from '../domain/access/rate-limiter.js';
+import type { ApiKeyCache } from '../domain/access/api-keys.js';
+import type { WebhookWorker } from '../domain/webhooks/worker.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
-import type { ProductCreateInput } from '../domain/product-schemas.js';
-import { createProduct } from '../domain/products.js';
+import type { ProductCreateInput } from '../domain/products/schemas.js';
+import { createProduct } from '../domain/products/products.js';
 
 interface Model {
   sku: string;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createApiKey, hashKey } from '../../src/domain/api-keys.js';
+import { createApiKey, hashKey } from '../../src/domain/access/api-keys.js';
 import type { Environment } from '../../src/config.js';
 import { clockAt } from '../support/clock.js';
 import { startTestServer } from '../support/server.js';

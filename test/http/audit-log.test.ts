@@ -1,5 +1,5 @@
 import t from 'tap';
-import { insertAuditEntries } from '../../src/domain/audit-log.js';
+import { insertAuditEntries } from '../../src/domain/audit/log.js';
 import type { NewAuditLogRow } from '../../src/db/schema.js';
 import { clockAt } from '../support/clock.js';
 import { startTestServer, type TestServer } from '../support/server.js';

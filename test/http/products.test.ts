@@ -405,7 +405,7 @@ t.test(
 t.test('pagination edges: limit 0, 1, 250, 251, offsets beyond the end, has_more', async (t) => {
   const s = await startTestServer(t);
   // 260 products, created in one transaction-free burst through the API would be slow; use the domain.
-  const { createProduct } = await import('../../src/domain/products.js');
+  const { createProduct } = await import('../../src/domain/products/products.js');
   for (let i = 0; i < 260; i++) {
     await createProduct(
       s.server.store.db,

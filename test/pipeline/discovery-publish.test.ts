@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { publishDiscovery } from '../../pipeline/discovery/index.js';
-import { updateProduct } from '../../src/domain/products.js';
+import { updateProduct } from '../../src/domain/products/products.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import {
   addProduct,

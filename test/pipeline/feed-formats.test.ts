@@ -12,7 +12,7 @@ import {
   feedSettings,
   toFeedItem,
   type FeedRecord,
-} from '../../src/domain/feed-record.js';
+} from '../../src/domain/feeds/record.js';
 import { FEED_FORMATTERS, xmlText, type FeedMeta } from '../../pipeline/feed-formats.js';
 import { createFeed, feedPath, runFeeds } from '../support/feeds.js';
 import { productBody, startTestServer } from '../support/server.js';

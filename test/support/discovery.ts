@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Db } from '../../src/db/database.js';
-import { ProductCreate } from '../../src/domain/product-schemas.js';
-import { createProduct } from '../../src/domain/products.js';
+import { ProductCreate } from '../../src/domain/products/schemas.js';
+import { createProduct } from '../../src/domain/products/products.js';
 
 /** The repository's root (tests run from build/test/...). */
 export function repoRoot(): string {

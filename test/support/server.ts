@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createApiKey } from '../../src/domain/api-keys.js';
+import { createApiKey } from '../../src/domain/access/api-keys.js';
 import type { KeyLevel } from '../../src/db/schema.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 

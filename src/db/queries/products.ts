@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
-import { EXPONENTS } from '../../domain/money.js';
+import { EXPONENTS } from '../../currencies.js';
 import { preparedQuery } from '../prepared.js';
 import type { Db } from '../database.js';
 import type {

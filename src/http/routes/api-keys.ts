@@ -5,7 +5,7 @@ import {
   createApiKey,
   listApiKeys,
   revokeApiKey,
-} from '../../domain/api-keys.js';
+} from '../../domain/access/api-keys.js';
 import { defineRoute } from '../route.js';
 import { ErrorResponses } from './shared.js';
 

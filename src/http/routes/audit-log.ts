@@ -1,4 +1,4 @@
-import { AuditLogPage, AuditLogQuery, listAuditLog } from '../../domain/audit-log.js';
+import { AuditLogPage, AuditLogQuery, listAuditLog } from '../../domain/audit/log.js';
 import { defineRoute } from '../route.js';
 import { ErrorResponses } from './shared.js';
 

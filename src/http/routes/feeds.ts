@@ -1,13 +1,13 @@
 import type Koa from 'koa';
 import { z } from 'zod';
-import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feed-files.js';
+import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
 import {
   Feed,
   FeedCreate,
   FeedList,
   FeedListQuery,
   FeedUpdate,
-} from '../../domain/feed-schemas.js';
+} from '../../domain/feeds/schemas.js';
 import {
   createFeed,
   deleteFeed,
@@ -16,7 +16,7 @@ import {
   getFeed,
   listFeeds,
   updateFeed,
-} from '../../domain/feeds.js';
+} from '../../domain/feeds/feeds.js';
 import {
   attachmentDisposition,
   servePublishedFile,

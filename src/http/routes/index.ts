@@ -13,5 +13,5 @@ export const allRoutes: RouteDef[] = [
   ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
-  ...metaRoutes,
+  ...metaRoutes(() => allRoutes),
 ];

@@ -1,8 +1,12 @@
 import { z } from 'zod';
-import { defineRoute } from '../route.js';
+import { defineRoute, type RouteDef } from '../route.js';
 import { buildOpenApiDocument } from '../openapi.js';
 
-export const metaRoutes = [
+/**
+ * The document and health routes. The document lists every route, this one included, so the
+ * caller passes the whole list in (the routes do not import their own index).
+ */
+export const metaRoutes = (listRoutes: () => readonly RouteDef[]) => [
   defineRoute({
     method: 'get',
     path: '/v1/openapi.json',
@@ -11,7 +15,9 @@ export const metaRoutes = [
     tag: 'Meta',
     permission: 'public',
     responses: { 200: { description: 'The OpenAPI document' } },
-    handler: async (_input, { config }) => ({ body: buildOpenApiDocument(config.BASE_URL) }),
+    handler: async (_input, { config }) => ({
+      body: buildOpenApiDocument(listRoutes(), config.BASE_URL),
+    }),
   }),
   defineRoute({
     method: 'get',

@@ -5,14 +5,14 @@ import {
   getProductJson,
   listProductsJson,
   updateProduct,
-} from '../../domain/products.js';
+} from '../../domain/products/products.js';
 import {
   Product,
   ProductCreate,
   ProductList,
   ProductListQuery,
   ProductUpdate,
-} from '../../domain/product-schemas.js';
+} from '../../domain/products/schemas.js';
 import { defineRoute, JsonBytes } from '../route.js';
 import { ErrorResponses } from './shared.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
-import type { WebhookWorker } from '../../domain/webhook-worker.js';
+import type { WebhookWorker } from '../../domain/webhooks/worker.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -10,7 +10,7 @@ import {
   listWebhooks,
   presentWebhook,
   updateWebhook,
-} from '../../domain/webhooks.js';
+} from '../../domain/webhooks/webhooks.js';
 import {
   DeliveryList,
   DeliveryListQuery,
@@ -22,7 +22,7 @@ import {
   WebhookListQuery,
   WebhookUpdate,
   WebhookWithSecret,
-} from '../../domain/webhook-schemas.js';
+} from '../../domain/webhooks/schemas.js';
 import { defineRoute, type AppDeps } from '../route.js';
 import { ErrorResponses } from './shared.js';
 

@@ -1,0 +1,194 @@
+import type { Db } from '../../db/database.js';
+import type { ProductRow, ProductRowUpdate } from '../../db/schema.js';
+import {
+  countProducts,
+  deleteProductRow,
+  findProductById,
+  findProductJsonById,
+  insertProduct,
+  findProductPageJson,
+  pageInCreationOrder,
+  updateProductRow,
+  type ProductFilter,
+} from '../../db/queries/products.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { recordEvent } from '../events.js';
+import { fromMinorUnits, MoneyError, toMinorUnits } from '../money.js';
+import type { Product, ProductCreateInput, ProductUpdateInput } from './schemas.js';
+import { presentPagination } from '../pagination.js';
+
+export interface ProductDefaults {
+  currency: string;
+}
+
+/** A product row as the API returns it: decimal price, parsed JSON columns. */
+export function presentProduct(row: ProductRow): Product {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    price: fromMinorUnits(row.price_minor, row.currency),
+    currency: row.currency,
+    status: row.status,
+    category: row.category,
+    images: JSON.parse(row.images) as string[],
+    attributes: JSON.parse(row.attributes) as Product['attributes'],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function priceToMinor(price: number | string, currency: string): number {
+  try {
+    return toMinorUnits(price, currency);
+  } catch (err) {
+    if (err instanceof MoneyError) throw invalidField('price', err.message);
+    throw err;
+  }
+}
+
+function brandOf(attributes: Record<string, unknown>): string | null {
+  return typeof attributes.brand === 'string' ? attributes.brand : null;
+}
+
+/** A product as the API's JSON (UTF-8): `presentProduct`, serialised by the store. */
+export async function getProductJson(db: Db, id: string): Promise<Buffer> {
+  const json = await findProductJsonById(db, id);
+  if (!json) throw notFound('product', id);
+  return json;
+}
+
+/** A page of products as the API's JSON (UTF-8): `{ products, pagination }`. */
+export async function listProductsJson(
+  db: Db,
+  filter: ProductFilter,
+  page: { limit: number; offset: number },
+): Promise<Buffer> {
+  // The reads go through the one SQLite connection in turn, so they see the same snapshot
+  // unless a write lands between them; the total is advisory, as in every offset API.
+  const total = await countProducts(db, filter);
+  const creationOrder =
+    !filter.category ||
+    pageInCreationOrder(
+      total,
+      await countProducts(db, { status: filter.status }),
+      page.offset + page.limit,
+    );
+  // Past the last match there is nothing to read (the category index would still be walked).
+  const { json, count } =
+    page.offset >= total
+      ? { json: EMPTY_ARRAY, count: 0 }
+      : await findProductPageJson(db, filter, page, { creationOrder });
+  const pagination = presentPagination(page, count, total);
+  return Buffer.concat([
+    PRODUCTS_OPEN,
+    json,
+    Buffer.from(`,"pagination":${JSON.stringify(pagination)}}`),
+  ]);
+}
+
+const PRODUCTS_OPEN = Buffer.from('{"products":');
+const EMPTY_ARRAY = Buffer.from('[]');
+
+/** Creates a product and records product.created in the same transaction. */
+export async function createProduct(
+  db: Db,
+  input: ProductCreateInput,
+  defaults: ProductDefaults,
+  now: Date = new Date(),
+): Promise<Product> {
+  const currency = input.currency ?? defaults.currency;
+  const attributes = input.attributes ?? {};
+  const stamp = now.toISOString();
+  const row: ProductRow = {
+    id: input.id ?? newId('prod'),
+    name: input.name,
+    description: input.description ?? null,
+    price_minor: priceToMinor(input.price, currency),
+    currency,
+    status: input.status ?? 'active',
+    category: input.category ?? null,
+    images: JSON.stringify(input.images ?? []),
+    attributes: JSON.stringify(attributes),
+    brand: brandOf(attributes),
+    created_at: stamp,
+    updated_at: stamp,
+  };
+  return db.transaction().execute(async (trx) => {
+    if (await findProductById(trx, row.id)) {
+      throw new AppError('already_exists', `A product with id '${row.id}' already exists.`, {
+        field: 'id',
+        reason: 'is already taken',
+      });
+    }
+    await insertProduct(trx, row);
+    const product = presentProduct(row);
+    await recordEvent(trx, 'product.created', product, now);
+    return product;
+  });
+}
+
+/**
+ * Changes the fields the input carries (attributes, when given, is replaced whole) and
+ * records product.updated. A request that changes nothing returns the product untouched.
+ */
+export async function updateProduct(
+  db: Db,
+  id: string,
+  input: ProductUpdateInput,
+  now: Date = new Date(),
+): Promise<Product> {
+  return db.transaction().execute(async (trx) => {
+    const before = await findProductById(trx, id);
+    if (!before) throw notFound('product', id);
+    const patch: ProductRowUpdate = {};
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.description !== undefined) patch.description = input.description;
+    if (input.status !== undefined) patch.status = input.status;
+    if (input.category !== undefined) patch.category = input.category;
+    if (input.images !== undefined) patch.images = JSON.stringify(input.images);
+    if (input.attributes !== undefined) {
+      patch.attributes = JSON.stringify(input.attributes);
+      patch.brand = brandOf(input.attributes);
+    }
+    const currency = input.currency ?? before.currency;
+    if (input.currency !== undefined) patch.currency = input.currency;
+    if (input.price !== undefined) {
+      patch.price_minor = priceToMinor(input.price, currency);
+    } else if (currency !== before.currency) {
+      // The stored amount means something else in another currency: keep the decimal price.
+      const decimal = fromMinorUnits(before.price_minor, before.currency);
+      try {
+        patch.price_minor = toMinorUnits(decimal, currency);
+      } catch (err) {
+        if (!(err instanceof MoneyError)) throw err;
+        throw invalidField(
+          'currency',
+          `cannot change to ${currency} while the price ${decimal} ${err.message}; send a new price with it`,
+        );
+      }
+    }
+    const changed = (Object.keys(patch) as (keyof ProductRow)[]).filter(
+      (k) => patch[k] !== before[k],
+    );
+    if (changed.length === 0) return presentProduct(before);
+    patch.updated_at = now.toISOString();
+    await updateProductRow(trx, id, before.status, patch);
+    const product = presentProduct({ ...before, ...patch } as ProductRow);
+    await recordEvent(trx, 'product.updated', product, now);
+    return product;
+  });
+}
+
+/** Deletes a product and records product.deleted with its last state. */
+export async function deleteProduct(db: Db, id: string, now: Date = new Date()): Promise<Product> {
+  return db.transaction().execute(async (trx) => {
+    const before = await findProductById(trx, id);
+    if (!before) throw notFound('product', id);
+    await deleteProductRow(trx, id, before.status);
+    const product = presentProduct(before);
+    await recordEvent(trx, 'product.deleted', product, now);
+    return product;
+  });
+}

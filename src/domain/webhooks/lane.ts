@@ -1,0 +1,210 @@
+import { listQueuedDeliveries, type QueuedDelivery } from '../../db/queries/webhook-deliveries.js';
+import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
+import { nextAfterFailure, sendToEndpoint, type DeliveryContext } from './attempt.js';
+import type { InFlight } from './manual.js';
+import type { FinishedAttempt, Settled } from './record.js';
+import { createEndpointAgents } from './sender.js';
+import { buildDeliveryBody } from './signature.js';
+
+/** Pending deliveries read per query: what a lane holds in memory, whatever the backlog. */
+const QUEUE_BATCH = 100;
+/** Pause after an unexpected error (the store busy, say) before reading the queue again. */
+const ERROR_PAUSE_MS = 1_000;
+/** An idle lane reads its queue this often even without a signal (a safety net). */
+const IDLE_RECHECK_MS = 10_000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface LaneHost {
+  ctx: DeliveryContext;
+  inFlight: InFlight;
+  /** Records an attempt (batched with other lanes' attempts). */
+  record: (attempt: FinishedAttempt) => Promise<Settled>;
+  /** Aborted when shutdown has waited long enough for attempts under way. */
+  signal: AbortSignal;
+}
+
+/**
+ * Delivers one endpoint's queue, strictly in event order: one attempt at a time, and a
+ * failed delivery is retried on its schedule before any later one is sent. Each endpoint has
+ * its own lane (and its own keep-alive connection), so a slow or dead endpoint only ever
+ * delays itself.
+ */
+export class DeliveryLane {
+  webhook: WebhookRow;
+  done: Promise<void> = Promise.resolve();
+  private stopRequested = false;
+  private stale = true;
+  private fed = false;
+  private idle = false;
+  private wake: (() => void) | undefined;
+  private agents: ReturnType<typeof createEndpointAgents>;
+
+  constructor(
+    private readonly host: LaneHost,
+    webhook: WebhookRow,
+  ) {
+    this.webhook = webhook;
+    this.agents = createEndpointAgents(host.ctx.config.ALLOW_PRIVATE_TARGETS);
+  }
+
+  start(): this {
+    this.done = this.run();
+    return this;
+  }
+
+  /** New deliveries were queued: an idle lane reads its queue again (a waiting one keeps waiting). */
+  feed(): void {
+    this.fed = true;
+    if (this.idle) this.wake?.();
+  }
+
+  /** Something changed under the lane (a manual retry): read the queue before going on. */
+  refresh(): void {
+    this.stale = true;
+    this.wake?.();
+  }
+
+  /** The endpoint changed (URL, secret, re-enabled): later attempts use the new values. */
+  update(webhook: WebhookRow): void {
+    if (webhook.url !== this.webhook.url) {
+      this.agents.http.destroy();
+      this.agents.https.destroy();
+      this.agents = createEndpointAgents(this.host.ctx.config.ALLOW_PRIVATE_TARGETS);
+    }
+    this.webhook = webhook;
+    this.refresh();
+  }
+
+  /** Stopped, by the worker or by disabling its endpoint. */
+  get stopped(): boolean {
+    return this.stopRequested;
+  }
+
+  /** No attempt starts after this; one under way finishes (or is aborted by the host). */
+  stop(): void {
+    this.stopRequested = true;
+    this.wake?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
+      timer.unref();
+      this.wake = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { ctx } = this.host;
+    let queue: QueuedDelivery[] = [];
+    while (!this.stopRequested) {
+      try {
+        if (this.stale || queue.length === 0) {
+          this.stale = false;
+          this.fed = false;
+          queue = await listQueuedDeliveries(ctx.db, this.webhook.id, QUEUE_BATCH);
+        }
+        const head = queue[0];
+        if (!head) {
+          if (!this.fed && !this.stale && !this.stopRequested) {
+            this.idle = true;
+            await this.sleep(IDLE_RECHECK_MS);
+            this.idle = false;
+          }
+          continue;
+        }
+        const dueIn = head.next_attempt_at
+          ? Date.parse(head.next_attempt_at) - ctx.now().getTime()
+          : 0;
+        if (dueIn > 0) {
+          // Real time, then go: a clock a test holds still cannot stall retries forever.
+          await this.sleep(dueIn);
+          if (this.stale || this.stopRequested) continue;
+        }
+        // Checked with no await before attempt() claims it, so a manual retry and the lane
+        // never send the same delivery at once.
+        if (this.host.inFlight.has(head.seq)) {
+          // A manual retry of it is under way; it refreshes the lane when done.
+          await this.sleep(ERROR_PAUSE_MS);
+          this.stale = true;
+          continue;
+        }
+        if (await this.attempt(head)) queue.shift();
+      } catch (err) {
+        ctx.logger.error({ err, webhook_id: this.webhook.id }, 'webhook lane error; retrying');
+        if (!this.stopRequested) await this.sleep(ERROR_PAUSE_MS);
+        this.stale = true;
+      }
+    }
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /** One attempt of the head of the queue; true when the delivery left the queue. */
+  private async attempt(head: QueuedDelivery): Promise<boolean> {
+    const { ctx, inFlight, signal, record } = this.host;
+    const webhook = this.webhook;
+    inFlight.add(head.seq);
+    try {
+      const body = buildDeliveryBody(head.event_type, head.data, head.event_created_at);
+      const sent = await sendToEndpoint(ctx, webhook, head.event_id, body, {
+        agents: this.agents,
+        signal,
+      });
+      if (sent.outcome.aborted) {
+        this.stopRequested = true;
+        return false;
+      }
+      const attempt = head.attempts + 1;
+      let next: { status: DeliveryStatus; next_attempt_at: string | null };
+      if (sent.outcome.ok) next = { status: 'succeeded', next_attempt_at: null };
+      else if (sent.outcome.statusCode === 410) next = { status: 'failed', next_attempt_at: null };
+      else {
+        next = nextAfterFailure(
+          attempt,
+          ctx.config.WEBHOOK_RETRY_SCHEDULE,
+          sent.outcome.retryAfterSeconds,
+          ctx.now(),
+        );
+      }
+      const settled = await record({
+        webhookId: webhook.id,
+        deliverySeq: head.seq,
+        attempt,
+        trigger: 'schedule',
+        sent,
+        next,
+      });
+      if (!sent.outcome.ok) {
+        ctx.logger.warn(
+          {
+            webhook_id: webhook.id,
+            delivery_id: head.id,
+            event_id: head.event_id,
+            attempt,
+            error: sent.outcome.error,
+            next_attempt_at: next.next_attempt_at,
+          },
+          next.status === 'failed' ? 'webhook delivery failed for good' : 'webhook delivery failed',
+        );
+      }
+      if (settled.disabled) {
+        ctx.logger.warn(
+          { webhook_id: webhook.id, reason: settled.disabled },
+          'webhook endpoint disabled',
+        );
+        this.stopRequested = true;
+      }
+      head.attempts = attempt;
+      head.next_attempt_at = next.next_attempt_at;
+      return next.status !== 'pending';
+    } finally {
+      inFlight.delete(head.seq);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import {
+  advanceDeliveries,
+  insertAttempts,
+  pausePendingDeliveries,
+} from '../../db/queries/webhook-deliveries.js';
+import {
+  clearWebhooksFailing,
+  disableWebhookRow,
+  findWebhookById,
+  markWebhookFailing,
+} from '../../db/queries/webhooks.js';
+import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
+import type { DeliveryContext, SentAttempt } from './attempt.js';
+
+/** An endpoint whose every attempt failed for this long is disabled (CONTRACT part 7). */
+export const DISABLE_AFTER_FAILING_MS = 3 * 24 * 60 * 60 * 1000;
+
+type Executor = Parameters<typeof insertAttempts>[0];
+
+/** Disables an endpoint and pauses its queue (no next attempt time until it is enabled). */
+async function disableWebhook(
+  trx: Executor,
+  webhookId: string,
+  reason: WebhookDisabledReason,
+  now: Date,
+): Promise<void> {
+  await disableWebhookRow(trx, webhookId, reason, now.toISOString());
+  await pausePendingDeliveries(trx, webhookId);
+}
+
+/** One attempt made, to be recorded with the state its delivery moves to. */
+export interface FinishedAttempt {
+  webhookId: string;
+  deliverySeq: number;
+  /** Its number: the delivery's attempts so far, plus one. */
+  attempt: number;
+  trigger: AttemptTrigger;
+  sent: SentAttempt;
+  next: { status: DeliveryStatus; next_attempt_at: string | null };
+}
+
+export interface Settled {
+  /** Set when this attempt disabled the endpoint. */
+  disabled?: 'endpoint_gone' | 'failing';
+}
+
+/**
+ * Records attempts, their deliveries' next state and what they mean for their endpoints,
+ * in one transaction: a success ends a failure run; 410 disables the endpoint; a failure
+ * that ends 3 days of failures disables it too. Set-based statements, so a batch costs
+ * about what one attempt does.
+ */
+export async function recordAttempts(
+  ctx: DeliveryContext,
+  attempts: FinishedAttempt[],
+): Promise<Settled[]> {
+  return ctx.db.transaction().execute(async (trx) => {
+    await insertAttempts(
+      trx,
+      attempts.map((a) => ({
+        delivery_seq: a.deliverySeq,
+        attempt: a.attempt,
+        trigger: a.trigger,
+        started_at: a.sent.startedAt.toISOString(),
+        status_code: a.sent.outcome.statusCode,
+        duration_ms: a.sent.outcome.durationMs,
+        error: a.sent.outcome.error,
+        response_body: a.sent.outcome.responseBody,
+      })),
+    );
+    const byNext = new Map<string, FinishedAttempt[]>();
+    for (const a of attempts) {
+      const key = `${a.next.status}|${a.next.next_attempt_at}`;
+      byNext.set(key, [...(byNext.get(key) ?? []), a]);
+    }
+    for (const group of byNext.values()) {
+      await advanceDeliveries(
+        trx,
+        group.map((a) => a.deliverySeq),
+        group[0]!.next,
+      );
+    }
+    await clearWebhooksFailing(
+      trx,
+      attempts.filter((a) => a.sent.outcome.ok).map((a) => a.webhookId),
+    );
+    const settled: Settled[] = [];
+    for (const a of attempts) {
+      settled.push(a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a));
+    }
+    return settled;
+  });
+}
+
+async function settleFailure(
+  ctx: DeliveryContext,
+  trx: Executor,
+  a: FinishedAttempt,
+): Promise<Settled> {
+  if (a.sent.outcome.statusCode === 410) {
+    await disableWebhook(trx, a.webhookId, 'endpoint_gone', ctx.now());
+    return { disabled: 'endpoint_gone' };
+  }
+  await markWebhookFailing(trx, a.webhookId, a.sent.startedAt.toISOString());
+  const failingSince = (await findWebhookById(trx, a.webhookId))?.failing_since;
+  if (failingSince && ctx.now().getTime() - Date.parse(failingSince) >= DISABLE_AFTER_FAILING_MS) {
+    await disableWebhook(trx, a.webhookId, 'failing', ctx.now());
+    return { disabled: 'failing' };
+  }
+  return {};
+}
+
+/**
+ * Group commit for the worker's lanes: attempts finished in the same turn of the event loop
+ * are recorded in one transaction. A lane waits for its record before its next attempt, so
+ * order and at-least-once hold exactly as with one transaction per attempt.
+ */
+export class AttemptRecorder {
+  private waiting: {
+    attempt: FinishedAttempt;
+    resolve: (s: Settled) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly ctx: DeliveryContext) {}
+
+  record(attempt: FinishedAttempt): Promise<Settled> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ attempt, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    const batch = this.waiting.splice(0);
+    try {
+      const settled = await recordAttempts(
+        this.ctx,
+        batch.map((b) => b.attempt),
+      );
+      batch.forEach((b, i) => b.resolve(settled[i]!));
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+}

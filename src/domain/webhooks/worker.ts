@@ -1,0 +1,194 @@
+import { purgeSettledDeliveries } from '../../db/queries/webhook-deliveries.js';
+import type { WebhookRow } from '../../db/schema.js';
+import type { DeliveryContext } from './attempt.js';
+import { retryDeliveryNow, sendTestDelivery, type InFlight } from './manual.js';
+import { AttemptRecorder, type FinishedAttempt } from './record.js';
+import { DeliveryLane } from './lane.js';
+import { fanOutEvents } from './outbox.js';
+import type { WebhookDelivery } from './schemas.js';
+
+/**
+ * Whether a lane's copy of an endpoint still holds: compared field by field, because two
+ * changes within one millisecond leave updated_at as it was.
+ */
+function sameDeliverySettings(a: WebhookRow, b: WebhookRow): boolean {
+  return (
+    a.url === b.url &&
+    a.secret === b.secret &&
+    a.previous_secret === b.previous_secret &&
+    a.previous_secret_expires_at === b.previous_secret_expires_at &&
+    a.updated_at === b.updated_at
+  );
+}
+
+/** Settled deliveries (and their attempts) are kept this long in the log. */
+export const DELIVERY_RETENTION_DAYS = 30;
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** Deliveries deleted per tick while a purge runs, so lanes keep their turn. */
+const PURGE_CHUNK = 2_000;
+
+export interface WebhookWorkerOptions {
+  /** How often the outbox is read when nothing signals new events (default 200 ms). */
+  pollMs?: number;
+  /** Events read per fan-out transaction (default 500). */
+  fanOutBatch?: number;
+}
+
+/**
+ * The delivery worker that `serve` runs: it reads the outbox (the events table), queues a
+ * delivery per event and endpoint, and runs one lane per active endpoint. Everything it
+ * knows is in the store (cursors, queues, attempts), so a process killed at any moment
+ * resumes where it stopped; a delivery whose answer was lost is sent again (at least once).
+ *
+ * Only one process may run a worker per store: two would each deliver every event.
+ */
+export class WebhookWorker {
+  /** Delivery seqs with an attempt under way (lanes and manual retries). */
+  readonly inFlight: InFlight = new Set();
+  private readonly lanes = new Map<string, DeliveryLane>();
+  private readonly retiring = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly recorder: AttemptRecorder;
+  private readonly pollMs: number;
+  private readonly fanOutBatch: number;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private rerun = false;
+  private running = false;
+  private stopping: Promise<void> | undefined;
+  private lastPurge = 0;
+  private purging = false;
+
+  constructor(
+    private readonly ctx: DeliveryContext,
+    options: WebhookWorkerOptions = {},
+  ) {
+    this.recorder = new AttemptRecorder(ctx);
+    this.pollMs = options.pollMs ?? 200;
+    this.fanOutBatch = options.fanOutBatch ?? 500;
+  }
+
+  start(): void {
+    if (this.running || this.stopping) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Read the outbox and the endpoints now (after an event or an endpoint change). */
+  nudge(): void {
+    if (!this.running) return;
+    if (this.ticking) this.rerun = true;
+    else this.schedule(0);
+  }
+
+  /** Sends a test event to an endpoint now and logs it as a delivery. */
+  async sendTest(webhookId: string): Promise<WebhookDelivery> {
+    try {
+      return await sendTestDelivery(this.ctx, webhookId);
+    } finally {
+      this.nudge();
+    }
+  }
+
+  /** Sends a logged delivery again now (see retryDeliveryNow). */
+  async retryDelivery(webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+    try {
+      return await retryDeliveryNow(this.ctx, webhookId, deliveryId, this.inFlight);
+    } finally {
+      this.lanes.get(webhookId)?.refresh();
+      this.nudge();
+    }
+  }
+
+  /**
+   * Stops taking new attempts, lets those under way finish for up to `graceMs` (then aborts
+   * them: they were not recorded and are sent again after a restart), and returns when every
+   * lane has ended, so the store can be closed.
+   */
+  stop(graceMs: number): Promise<void> {
+    return (this.stopping ??= (async () => {
+      this.running = false;
+      clearTimeout(this.timer);
+      await this.ticking;
+      for (const lane of this.lanes.values()) this.retire(lane);
+      this.lanes.clear();
+      const timer = setTimeout(() => this.abort.abort(), graceMs);
+      await Promise.all(this.retiring);
+      clearTimeout(timer);
+    })());
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.runTick(), ms);
+    this.timer.unref();
+  }
+
+  private runTick(): void {
+    if (!this.running || this.ticking) return;
+    let more = false;
+    this.ticking = this.tick()
+      .then((m) => {
+        more = m;
+      })
+      .catch((err: unknown) => {
+        this.ctx.logger.error({ err }, 'webhook worker: reading the outbox failed; retrying');
+      })
+      .finally(() => {
+        this.ticking = undefined;
+        const again = more || this.rerun;
+        this.rerun = false;
+        if (this.running) this.schedule(again ? 0 : this.pollMs);
+      });
+  }
+
+  /** One pass: queue new events, match lanes to the active endpoints, purge old logs. */
+  private async tick(): Promise<boolean> {
+    const { webhooks, fed, more } = await fanOutEvents(
+      this.ctx.db,
+      this.fanOutBatch,
+      this.ctx.now(),
+    );
+    this.syncLanes(webhooks);
+    for (const id of fed) this.lanes.get(id)?.feed();
+    const now = this.ctx.now().getTime();
+    if (this.purging || now - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = now;
+      const before = new Date(now - DELIVERY_RETENTION_DAYS * 24 * 60 * 60 * 1000);
+      const purged = await purgeSettledDeliveries(this.ctx.db, before.toISOString(), PURGE_CHUNK);
+      this.purging = purged === PURGE_CHUNK;
+    }
+    return more || this.purging;
+  }
+
+  private syncLanes(webhooks: WebhookRow[]): void {
+    const active = new Map(webhooks.map((w) => [w.id, w]));
+    for (const [id, lane] of this.lanes) {
+      if (!active.has(id)) {
+        this.lanes.delete(id);
+        this.retire(lane);
+      }
+    }
+    for (const webhook of webhooks) {
+      const lane = this.lanes.get(webhook.id);
+      if (!lane || lane.stopped) {
+        if (lane) this.retire(lane);
+        const host = {
+          ctx: this.ctx,
+          inFlight: this.inFlight,
+          signal: this.abort.signal,
+          record: (attempt: FinishedAttempt) => this.recorder.record(attempt),
+        };
+        this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());
+      } else if (!sameDeliverySettings(lane.webhook, webhook)) {
+        lane.update(webhook);
+      }
+    }
+  }
+
+  private retire(lane: DeliveryLane): void {
+    lane.stop();
+    const done = lane.done.finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
+  }
+}

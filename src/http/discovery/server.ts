@@ -1,0 +1,400 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import { classifyUserAgent } from '../../domain/analytics/ai-agents.js';
+import {
+  ALLOWED_METHODS,
+  CACHE_NONE,
+  COMMON_HEADERS,
+  CONTENT_TYPES,
+  PREFLIGHT_HEADERS,
+  discoveryError,
+  rateLimitDetails,
+  rateWindows,
+  resolvePublicPath,
+  type DiscoveryErrorKind,
+} from './policy.js';
+import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
+import {
+  FileCache,
+  representation,
+  type PublishedFile,
+  type Representation,
+} from './file-cache.js';
+import { IpRateLimiter } from './rate-limit.js';
+import { RequestLog } from './request-log.js';
+
+export interface DiscoveryServerOptions {
+  config: Config;
+  /** The store, for recording requests. */
+  db: Db;
+  logger: Logger;
+  /** The time; tests pass a clock they control (limits, recorded times). */
+  now?: () => Date;
+  /** Overrides FEEDS_PORT (0 picks a free port). */
+  port?: number;
+  /** How often the publication marker is checked, in ms (default 1000). */
+  revalidateMs?: number;
+  /** How often recorded requests are written, in ms (default 1000). */
+  flushMs?: number;
+}
+
+export interface DiscoveryServer {
+  url: string;
+  port: number;
+  /** Re-checks cached files now (the pipeline of this process has just published). */
+  revalidate(): void;
+  /** Writes the requests recorded so far. */
+  flushRequests(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MAX_RECORDED_PATH = 2048;
+const MAX_RECORDED_AGENT = 512;
+
+/**
+ * The discovery API on FEEDS_PORT: the published tree served like a CDN would (CONTRACT
+ * part 4). node:http rather than Koa, because this path is all about requests per second.
+ */
+export async function startDiscoveryServer(
+  options: DiscoveryServerOptions,
+): Promise<DiscoveryServer> {
+  const { config, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const root = path.resolve(config.PUBLIC_DIR);
+  const cacheBytes = config.DISCOVERY_CACHE_MB * 1024 * 1024;
+  const cache = new FileCache(root, {
+    maxBytes: cacheBytes,
+    maxFileBytes: Math.min(16 * 1024 * 1024, cacheBytes / 8),
+  });
+  const limiter = new IpRateLimiter(
+    rateWindows({
+      minute: config.DISCOVERY_LIMIT_PER_MINUTE,
+      hour: config.DISCOVERY_LIMIT_PER_HOUR,
+      day: config.DISCOVERY_LIMIT_PER_DAY,
+    }),
+    () => now().getTime(),
+  );
+  const requests = new RequestLog(options.db, logger, {
+    ...(options.flushMs ? { flushMs: options.flushMs } : {}),
+  });
+  const trustProxy = config.DISCOVERY_TRUST_PROXY;
+
+  const record = (
+    at: Date,
+    req: http.IncomingMessage,
+    urlPath: string,
+    brand: string | null,
+    status: number,
+    bytes: number,
+  ) => {
+    const ua = req.headers['user-agent'] ?? null;
+    const agent = classifyUserAgent(ua);
+    requests.record({
+      at: at.toISOString(),
+      method: req.method ?? 'GET',
+      path: urlPath.slice(0, MAX_RECORDED_PATH),
+      brand,
+      status,
+      bytes,
+      user_agent: ua === null ? null : ua.slice(0, MAX_RECORDED_AGENT),
+      agent,
+      is_ai_agent: agent ? 1 : 0,
+    });
+  };
+
+  const sendError = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    kind: DiscoveryErrorKind,
+    details: string,
+    limitHeaders: string[],
+    extra: string[] = [],
+  ): number => {
+    const { status, body } = discoveryError(kind, details);
+    const head = req.method === 'HEAD';
+    const bytes = Buffer.byteLength(body);
+    res.writeHead(status, [
+      ...COMMON_HEADERS.flat(),
+      'Content-Type',
+      CONTENT_TYPES['.json']!,
+      'Content-Length',
+      String(bytes),
+      'Cache-Control',
+      CACHE_NONE,
+      ...limitHeaders,
+      ...extra,
+    ]);
+    res.end(head ? undefined : body);
+    return head ? 0 : bytes;
+  };
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const at = now();
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    let urlPath = q < 0 ? target : target.slice(0, q);
+    if (!urlPath.startsWith('/')) urlPath = absoluteFormPath(urlPath);
+    const resolved = resolvePublicPath(urlPath);
+    const brand = resolved.brand;
+
+    const decision = limiter.hit(clientAddress(req, trustProxy));
+    const limitHeaders =
+      decision.remaining === null ? [] : ['X-RateLimit-Remaining', String(decision.remaining)];
+    if (!decision.allowed) {
+      const bytes = sendError(
+        req,
+        res,
+        'rate_limited',
+        rateLimitDetails(decision.window!),
+        limitHeaders,
+        ['Retry-After', String(decision.retryAfter)],
+      );
+      return record(at, req, urlPath, brand, 429, bytes);
+    }
+    const method = req.method;
+    if (method === 'OPTIONS') {
+      res.writeHead(204, [
+        ...COMMON_HEADERS.flat(),
+        ...PREFLIGHT_HEADERS.flat(),
+        'Cache-Control',
+        CACHE_NONE,
+        ...limitHeaders,
+      ]);
+      res.end();
+      return record(at, req, urlPath, brand, 204, 0);
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      const bytes = sendError(
+        req,
+        res,
+        'method_not_allowed',
+        `method: use ${ALLOWED_METHODS}`,
+        limitHeaders,
+        ['Allow', ALLOWED_METHODS],
+      );
+      return record(at, req, urlPath, brand, 405, bytes);
+    }
+    if ('error' in resolved) {
+      const details =
+        resolved.error === 'bad_request' ? 'path: malformed percent-encoding' : 'path: not found';
+      const bytes = sendError(req, res, resolved.error, details, limitHeaders);
+      return record(at, req, urlPath, brand, resolved.error === 'bad_request' ? 400 : 404, bytes);
+    }
+    const done = (outcome: [number, number]) =>
+      record(at, req, urlPath, brand, outcome[0], outcome[1]);
+    const failed = (err: unknown) => {
+      logger.error({ err, path: urlPath }, 'discovery: could not serve a published file');
+      if (res.headersSent) res.destroy();
+      else sendError(req, res, 'internal', 'file: could not be read', limitHeaders);
+      record(at, req, urlPath, brand, 500, 0);
+    };
+    const hit = cache.get(resolved.file);
+    if (hit) {
+      // The hot path: a file in memory is answered without waiting on anything.
+      const outcome = respond(req, res, hit, limitHeaders);
+      if (Array.isArray(outcome)) done(outcome);
+      else outcome.then(done, failed);
+      return;
+    }
+    cache.load(resolved.file).then(async (file) => {
+      if (!file) {
+        const bytes = sendError(req, res, 'not_found', 'path: not found', limitHeaders);
+        return record(at, req, urlPath, brand, 404, bytes);
+      }
+      done(await respond(req, res, file, limitHeaders));
+    }, failed);
+  };
+
+  const server = http.createServer(handle);
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.FEEDS_PORT, config.HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+
+  // A build in another process tells us through the marker it replaces after publishing.
+  let markerStamp: string | undefined;
+  const checkMarker = async () => {
+    try {
+      const s = await fs.promises.stat(path.join(root, PUBLISHED_MARKER), { bigint: true });
+      const stamp = `${s.ino}-${s.mtimeNs}`;
+      if (markerStamp !== undefined && stamp !== markerStamp) cache.invalidate();
+      markerStamp = stamp;
+    } catch {
+      if (markerStamp !== undefined) cache.invalidate();
+      markerStamp = '';
+    }
+  };
+  await checkMarker();
+  const poll = setInterval(() => void checkMarker(), options.revalidateMs ?? 1000);
+  poll.unref();
+  const prune = setInterval(() => limiter.prune(), 60_000);
+  prune.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    revalidate: () => cache.invalidate(),
+    flushRequests: () => requests.flush(),
+    close: () =>
+      (closing ??= (async () => {
+        clearInterval(poll);
+        clearInterval(prune);
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+        await closed;
+        clearTimeout(timer);
+        await requests.close();
+      })()),
+  };
+}
+
+/** The representation a client asked for (br, then gzip, when accepted and published). */
+function choose(file: PublishedFile, acceptEncoding: string | undefined): Representation {
+  if (acceptEncoding && (file.br || file.gzip)) {
+    const accepted = acceptedEncodings(acceptEncoding);
+    if (file.br && accepted.br) return file.br;
+    if (file.gzip && accepted.gzip) return file.gzip;
+  }
+  return file.identity;
+}
+
+const acceptMemo = new Map<string, { br: boolean; gzip: boolean }>();
+
+/** Which of br and gzip an Accept-Encoding header allows (q=0 refuses; `*` stands for both). */
+export function acceptedEncodings(header: string): { br: boolean; gzip: boolean } {
+  const known = acceptMemo.get(header);
+  if (known) return known;
+  const q = new Map<string, number>();
+  for (const part of header.split(',')) {
+    const [token, ...params] = part.trim().toLowerCase().split(';');
+    if (!token) continue;
+    let weight = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
+      if (m) weight = Number(m[1]);
+    }
+    q.set(token, weight);
+  }
+  const allowed = (name: string) => (q.get(name) ?? q.get('*') ?? 0) > 0;
+  const result = { br: allowed('br'), gzip: allowed('gzip') || allowed('x-gzip') };
+  if (acceptMemo.size > 256) acceptMemo.clear();
+  acceptMemo.set(header, result);
+  return result;
+}
+
+function notModified(req: http.IncomingMessage, rep: Representation): boolean {
+  const inm = req.headers['if-none-match'];
+  if (inm !== undefined) {
+    if (inm.trim() === '*') return true;
+    // Weak comparison, as RFC 9110 asks of If-None-Match.
+    return inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === rep.etag);
+  }
+  const ims = req.headers['if-modified-since'];
+  if (ims !== undefined) {
+    const since = Date.parse(ims);
+    return !Number.isNaN(since) && Math.floor(rep.mtimeMs / 1000) * 1000 <= since;
+  }
+  return false;
+}
+
+/** Answers with the representation the client accepts; returns [status, body bytes]. */
+function respond(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  file: PublishedFile,
+  limitHeaders: string[],
+): [number, number] | Promise<[number, number]> {
+  const rep = choose(file, req.headers['accept-encoding']);
+  if (!rep.body) return serveFromDisk(req, res, file.file, rep, limitHeaders);
+  if (notModified(req, rep)) {
+    res.writeHead(
+      304,
+      limitHeaders.length ? rep.notModifiedHeaders.concat(limitHeaders) : rep.notModifiedHeaders,
+    );
+    res.end();
+    return [304, 0];
+  }
+  res.writeHead(200, limitHeaders.length ? rep.headers.concat(limitHeaders) : rep.headers);
+  if (req.method === 'HEAD') {
+    res.end();
+    return [200, 0];
+  }
+  res.end(rep.body);
+  return [200, rep.size];
+}
+
+/** Serves a file too large to hold in memory, from the handle whose stat names it. */
+async function serveFromDisk(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  file: string,
+  chosen: Representation,
+  limitHeaders: string[],
+): Promise<[number, number]> {
+  const handle = await fs.promises.open(chosen.path, 'r');
+  let handed = false;
+  try {
+    const s = await handle.stat({ bigint: true });
+    const stamp = `${s.ino.toString(36)}-${s.mtimeNs.toString(36)}-${s.size.toString(36)}`;
+    const rep = representation(
+      file,
+      chosen.path,
+      chosen.encoding,
+      stamp,
+      Number(s.size),
+      Number(s.mtimeMs),
+      undefined,
+    );
+    if (notModified(req, rep)) {
+      res.writeHead(304, rep.notModifiedHeaders.concat(limitHeaders));
+      res.end();
+      return [304, 0];
+    }
+    res.writeHead(200, rep.headers.concat(limitHeaders));
+    if (req.method === 'HEAD') {
+      res.end();
+      return [200, 0];
+    }
+    const stream = handle.createReadStream({ highWaterMark: 1 << 20 });
+    handed = true;
+    stream.pipe(res);
+    stream.on('error', () => res.destroy());
+    res.on('close', () => stream.destroy());
+    return [200, rep.size];
+  } finally {
+    if (!handed) await handle.close();
+  }
+}
+
+/** The client's address: the socket's, or with a trusted proxy the last X-Forwarded-For hop. */
+function clientAddress(req: http.IncomingMessage, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-for'];
+    if (typeof forwarded === 'string' && forwarded) {
+      const hops = forwarded.split(',');
+      const last = hops[hops.length - 1]!.trim();
+      if (last) return last;
+    }
+  }
+  const address = req.socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** The path of an absolute-form request target (`GET http://host/v1/index.json`). */
+function absoluteFormPath(target: string): string {
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
+}

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import t from 'tap';
+import { ROOT } from '../support/cli.js';
+
+// The project's own ESLint configuration, asked about files that do not exist in the tree.
+const eslint = new ESLint({ cwd: ROOT });
+
+async function restrictedImports(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+t.test('domain/ importing http/ is refused by the lint step', async (t) => {
+  const messages = await restrictedImports(
+    'src/domain/products/bad-example.ts',
+    "import { createApp } from '../../http/app.js';\nexport const app = createApp;\n",
+  );
+  t.equal(messages.length, 1);
+  t.match(messages[0], /never import http/);
+});
+
+t.test('db/ importing domain/ or http/ is refused by the lint step', async (t) => {
+  const fromDomain = await restrictedImports(
+    'src/db/queries/bad-example.ts',
+    "import { toMinorUnits } from '../../domain/money.js';\nexport const f = toMinorUnits;\n",
+  );
+  t.match(fromDomain[0], /never imports domain/);
+  const fromHttp = await restrictedImports(
+    'src/db/bad-example.ts',
+    "import type { AppDeps } from '../http/route.js';\nexport type D = AppDeps;\n",
+  );
+  t.match(fromHttp[0], /never import http/);
+});
+
+t.test('pipeline/ is imported only by the composition root', async (t) => {
+  const code =
+    "import { runPipeline } from '../../pipeline/run.js';\nexport const r = runPipeline;\n";
+  t.equal((await restrictedImports('src/http/bad-example.ts', code)).length, 1, 'http/ refused');
+  t.equal((await restrictedImports('src/cli/bad-example.ts', code)).length, 0, 'cli/ allowed');
+  t.equal(
+    (await restrictedImports('src/bad-example.ts', "import '../pipeline/run.js';\n")).length,
+    1,
+    'another root file refused',
+  );
+});
+
+t.test('downward imports pass', async (t) => {
+  const messages = await restrictedImports(
+    'src/http/routes/bad-example.ts',
+    "import { toMinorUnits } from '../../domain/money.js';\nexport const f = toMinorUnits;\n",
+  );
+  t.same(messages, []);
+});
