@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../src/db/database.js';
+import type { Db } from '../src/db/store.js';
 import { randomBase62 } from '../src/ids.js';
 
 /** A holder or waiter that has not written a heartbeat for this long is taken to be gone. */

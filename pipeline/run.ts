@@ -1,9 +1,8 @@
 import os from 'node:os';
-import { Kysely, SqliteDialect } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
-import { openSqlite, type Db, type Store } from '../src/db/database.js';
-import type { Database, PipelineRunStatus } from '../src/db/schema.js';
+import type { Store } from '../src/db/store.js';
+import type { PipelineRunStatus } from '../src/db/schema.js';
 import { publishDiscovery } from './discovery/index.js';
 import { feedsStage } from './feeds-stage.js';
 import { acquirePipelineLock } from './lock.js';
@@ -123,13 +122,7 @@ export function openPipelineContext(
   base: { config: Config; logger: Logger; now?: () => Date; signal?: AbortSignal },
   extra: Pick<PipelineContext, 'progress'> = {},
 ): OpenedContext {
-  const reader: Db = new Kysely<Database>({
-    // The reader scans the catalogue once per feed: the OS page cache serves that, and a
-    // 32 MB SQLite cache would only add to the run's peak memory.
-    dialect: new SqliteDialect({
-      database: openSqlite(store.file, { readonly: true, cacheKiB: 4_000 }),
-    }),
-  });
+  const reader = store.openReader();
   const ctx: PipelineContext = {
     db: store.db,
     reader,

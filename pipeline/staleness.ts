@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Config } from '../src/config.js';
-import type { Db } from '../src/db/database.js';
+import type { Db } from '../src/db/store.js';
 import { feedFilePath } from '../src/domain/feeds/files.js';
 import { VERSION } from '../src/version.js';
 

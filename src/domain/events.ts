@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/store.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { newId } from '../ids.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/store.js';
 import type { NewProductRow, ProductStatus } from '../db/schema.js';
 
 const CATEGORIES = [

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../store.js';
 import type { DiscoveryBrandRow, NewDiscoveryRequestRow } from '../schema.js';
 
 /** Active products per brand value (null: products without a brand), with the newest change. */

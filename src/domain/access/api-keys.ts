@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { z } from 'zod';
 import type { Environment } from '../../config.js';
 import { PLAN_NAMES } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import type { ApiKeyRow, KeyLevel } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 
 /** A calendar month in UTC: `2026-11`, from its first millisecond to the next month's. */
 export interface Month {

@@ -1,6 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import { z } from 'zod';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import type { AuditLogRow, NewAuditLogRow } from '../../db/schema.js';
 
 export const AuditEntry = z

@@ -5,7 +5,7 @@
  * store (or kept for a retry, if the store refused it).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openStore } from '../../db/database.js';
+import { openStoreAt, type StoreLocation } from '../../db/store.js';
 import { insertAuditValues, sweepAuditLog, type AuditValues } from './log.js';
 
 /** One entry as the request thread sends it: time in ms since the epoch first. */
@@ -22,7 +22,7 @@ export type AuditTuple = [
 export interface AuditWorkerData {
   /** Marks the thread as the audit writer (the module is also imported for its types). */
   auditWorker: true;
-  file: string;
+  location: StoreLocation;
   /** Commit as soon as this many entries wait (else at the next tick or flush). */
   flushRows: number;
   /** While the store refuses writes, keep at most this many entries, dropping the oldest. */
@@ -55,8 +55,8 @@ function toValues(t: AuditTuple): AuditValues {
 
 function runWorker(): void {
   const port = parentPort!;
-  const { file, flushRows, maxQueued } = workerData as AuditWorkerData;
-  const store = openStore({ DATABASE_FILE: file });
+  const { location, flushRows, maxQueued } = workerData as AuditWorkerData;
+  const store = openStoreAt(location);
   // Received batches wait as JSON; `failed` holds parsed entries the store refused.
   let received: string[] = [];
   let receivedCount = 0;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import { classifyUserAgent } from '../../domain/analytics/ai-agents.js';
 import {
   ALLOWED_METHODS,
