@@ -1,6 +1,11 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
+import {
+  finishPipelineRun,
+  insertPipelineRun,
+  interruptRunningPipelineRuns,
+} from '../src/db/queries/pipeline-runs.js';
 import type { Store } from '../src/db/store.js';
 import type { PipelineRunStatus } from '../src/db/schema.js';
 import { publishDiscovery } from './discovery/index.js';
@@ -46,24 +51,16 @@ export async function runPipeline(
   try {
     const startedAt = ctx.now().toISOString();
     // We hold the lock, so a run still marked running belongs to a holder that died.
-    await ctx.db
-      .updateTable('pipeline_runs')
-      .set({ status: 'interrupted', finished_at: startedAt })
-      .where('status', '=', 'running')
-      .execute();
-    const inserted = await ctx.db
-      .insertInto('pipeline_runs')
-      .values({
-        trigger: options.trigger ?? 'build',
-        status: 'running',
-        started_at: startedAt,
-        catalogue_version: await readCatalogueVersion(ctx.db),
-        settings_hash: settingsHash(ctx.config),
-        pid: process.pid,
-        hostname: os.hostname(),
-      })
-      .executeTakeFirstOrThrow();
-    const id = Number(inserted.insertId);
+    await interruptRunningPipelineRuns(ctx.db, startedAt);
+    const id = await insertPipelineRun(ctx.db, {
+      trigger: options.trigger ?? 'build',
+      status: 'running',
+      started_at: startedAt,
+      catalogue_version: await readCatalogueVersion(ctx.db),
+      settings_hash: settingsHash(ctx.config),
+      pid: process.pid,
+      hostname: os.hostname(),
+    });
     const started = performance.now();
     const results: StageResult[] = [];
     let status: PipelineRunStatus = 'succeeded';
@@ -87,16 +84,12 @@ export async function runPipeline(
     const failures = results.flatMap((r) => r.failures);
     if (status !== 'aborted' && failures.length) status = 'failed';
     if (lock.lost) ctx.logger.error({ run: id }, 'pipeline lock lost during the run');
-    await ctx.db
-      .updateTable('pipeline_runs')
-      .set({
-        status,
-        finished_at: ctx.now().toISOString(),
-        summary: JSON.stringify(results),
-        error: failures.length ? failures.join('; ') : null,
-      })
-      .where('id', '=', id)
-      .execute();
+    await finishPipelineRun(ctx.db, id, {
+      status,
+      finished_at: ctx.now().toISOString(),
+      summary: JSON.stringify(results),
+      error: failures.length ? failures.join('; ') : null,
+    });
     if (status === 'aborted') ctx.signal!.throwIfAborted();
     return {
       id,

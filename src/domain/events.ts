@@ -1,5 +1,6 @@
 import type { Db } from '../db/store.js';
 import type { Transaction } from 'kysely';
+import { insertEvent, selectEventsAfter } from '../db/queries/events.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../ids.js';
 
@@ -36,21 +37,17 @@ export async function recordEvent(
   now: Date = new Date(),
 ): Promise<RecordedEvent> {
   const event = { id: newId('evt', 20), type, data, created_at: now.toISOString() };
-  await trx
-    .insertInto('events')
-    .values({ id: event.id, type, data: JSON.stringify(data), created_at: event.created_at })
-    .execute();
+  await insertEvent(trx, {
+    id: event.id,
+    type,
+    data: JSON.stringify(data),
+    created_at: event.created_at,
+  });
   return event;
 }
 
 /** Events after a sequence number, oldest first. */
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number) {
-  const rows = await db
-    .selectFrom('events')
-    .selectAll()
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  const rows = await selectEventsAfter(db, afterSeq, limit);
   return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
 }
