@@ -1,4 +1,4 @@
-import type { Kysely, RawBuilder } from 'kysely';
+import type { QueryExecutorProvider, RawBuilder } from 'kysely';
 import { isSqlite, sqliteSql } from './sqlite/dialect-sql.js';
 
 /**
@@ -23,7 +23,7 @@ export interface DialectSql {
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */
-export function dialectOf<DB>(db: Kysely<DB>): DialectSql {
+export function dialectOf(db: QueryExecutorProvider): DialectSql {
   if (isSqlite(db)) return sqliteSql;
   const adapter = db.getExecutor().adapter.constructor.name;
   throw new Error(`dialectOf: no DialectSql for the database behind adapter ${adapter}`);

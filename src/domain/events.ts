@@ -2,6 +2,7 @@ import type { Db } from '../db/store.js';
 import type { Transaction } from 'kysely';
 import { insertEvent, selectEventsAfter } from '../db/queries/events.js';
 import type { Database } from '../db/schema.js';
+import { storedTimestamp } from '../db/timestamps.js';
 import { newId } from '../ids.js';
 
 /** Every event kind of SPEC part 6. */
@@ -36,7 +37,7 @@ export async function recordEvent(
   data: unknown,
   now: Date = new Date(),
 ): Promise<RecordedEvent> {
-  const event = { id: newId('evt', 20), type, data, created_at: now.toISOString() };
+  const event = { id: newId('evt', 20), type, data, created_at: storedTimestamp(now) };
   await insertEvent(trx, {
     id: event.id,
     type,

@@ -1,9 +1,9 @@
-import { SqliteAdapter, sql, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
-export function isSqlite<DB>(db: Kysely<DB>): boolean {
+export function isSqlite(db: QueryExecutorProvider): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
 }
 

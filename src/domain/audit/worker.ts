@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreAt, type StoreLocation } from '../../db/store.js';
+import { storedTimestamp } from '../../db/timestamps.js';
 import { insertAuditValues, sweepAuditLog, type AuditValues } from './log.js';
 
 /** One entry as the request thread sends it: time in ms since the epoch first. */
@@ -49,7 +50,7 @@ export type AuditReply =
 /** The tuple becomes the row's values in place: only its time changes form. */
 function toValues(t: AuditTuple): AuditValues {
   const values = t as unknown as AuditValues;
-  values[0] = new Date(t[0]).toISOString();
+  values[0] = storedTimestamp(t[0]);
   return values;
 }
 
