@@ -19,6 +19,26 @@ const noDomain = {
   message: 'db/ never imports domain/: the store knows rows, not rules.',
 };
 
+/**
+ * Database drivers and dialects stay behind the store seam (src/db/store.ts): outside src/db/
+ * code asks the Store for connections and dialectOf(db) for SQL that differs.
+ */
+const driverMessage =
+  'Only src/db/ talks to a database driver or builds a dialect: use the Store (db/store.ts), db/queries/, or dialectOf(db).';
+const noDrivers = [
+  { name: 'better-sqlite3', message: driverMessage },
+  { name: 'pg', message: driverMessage },
+  {
+    name: 'kysely',
+    importNames: ['SqliteDialect', 'SqliteDriver', 'PostgresDialect', 'PostgresDriver'],
+    message: driverMessage,
+  },
+];
+const noDriverPaths = {
+  group: ['better-sqlite3/*', 'pg/*', 'pg-*'],
+  message: driverMessage,
+};
+
 export const boundaries = [
   {
     files: ['src/db/**/*.ts'],
@@ -26,12 +46,26 @@ export const boundaries = [
   },
   {
     files: ['src/domain/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noHttp, noPipeline] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: noDrivers, patterns: [noHttp, noPipeline, noDriverPaths] },
+      ],
+    },
   },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/main.ts', 'src/server.ts', 'src/cli/**', 'src/db/**', 'src/domain/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noPipeline] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: noDrivers, patterns: [noPipeline, noDriverPaths] },
+      ],
+    },
+  },
+  {
+    files: ['src/main.ts', 'src/server.ts', 'src/cli/**/*.ts', 'pipeline/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: noDrivers, patterns: [noDriverPaths] }] },
   },
 ];
 

@@ -9,12 +9,10 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import { nginxConfigPath, publishDiscovery } from '../pipeline/discovery/index.js';
 import { loadConfig } from '../src/config.js';
-import { openSqlite, openStore } from '../src/db/database.js';
-import type { Database } from '../src/db/schema.js';
+import { openStore } from '../src/db/store.js';
 import { startDiscoveryServer } from '../src/http/discovery/server.js';
 import { updateProduct } from '../src/domain/products/products.js';
 import { freePort, nginxMissing, startNginx } from '../test/support/nginx.js';
@@ -81,9 +79,7 @@ async function run(): Promise<void> {
     const config = loadConfig(env);
     const store = openStore(config);
     stops.push(() => store.close());
-    const reader = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
-    });
+    const reader = store.openReader();
     stops.push(() => reader.destroy());
     const ctx = {
       db: store.db,
@@ -96,7 +92,7 @@ async function run(): Promise<void> {
     // (c) first, on the same warm database: the floor.
     let t0 = performance.now();
     const floorProducts = await buildFloor(
-      store.file,
+      store.location.file,
       path.join(work, 'floor'),
       config.FEEDS_URL,
       config.STORE_NAME,

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { openSqlite } from '../src/db/database.js';
+import { openSqlite } from '../src/db/sqlite/connection.js';
 import type { Database } from '../src/db/schema.js';
 import { selectFeedProducts } from '../src/db/queries/feeds.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openStore } from '../src/db/database.js';
+import { openStore } from '../src/db/store.js';
 import { createFeed, deleteFeed } from '../src/domain/feeds/feeds.js';
 import type { StageOutput } from '../pipeline/stage.js';
 import type { Benchmark } from './benchmark.js';

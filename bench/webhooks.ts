@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
-import { openStore } from '../src/db/database.js';
+import { openStore } from '../src/db/store.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { recordEvent } from '../src/domain/events.js';
 import { createWebhook } from '../src/domain/webhooks/webhooks.js';

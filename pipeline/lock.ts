@@ -1,6 +1,16 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../src/db/database.js';
+import {
+  claimLock,
+  deleteLockWaiter,
+  insertLockWaiter,
+  releaseLock,
+  selectLock,
+  selectLockWaitersBefore,
+  touchLock,
+  touchLockWaiter,
+} from '../src/db/queries/pipeline-lock.js';
+import type { Db } from '../src/db/store.js';
 import { randomBase62 } from '../src/ids.js';
 
 /** A holder or waiter that has not written a heartbeat for this long is taken to be gone. */
@@ -74,15 +84,10 @@ function isGone(party: Party, staleMs: number): boolean {
 
 /** Whether a live waiter queued before `ticket`; forgets the waiters that are gone. */
 async function hasLiveWaiterBefore(db: Db, ticket: number, staleMs: number): Promise<boolean> {
-  const ahead = await db
-    .selectFrom('pipeline_lock_waiters')
-    .selectAll()
-    .where('ticket', '<', ticket)
-    .orderBy('ticket')
-    .execute();
+  const ahead = await selectLockWaitersBefore(db, ticket);
   for (const waiter of ahead) {
     if (!isGone(waiter, staleMs)) return true;
-    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', waiter.ticket).execute();
+    await deleteLockWaiter(db, waiter.ticket);
   }
   return false;
 }
@@ -103,36 +108,26 @@ export async function acquirePipelineLock(
   const deadline = Date.now() + (options.waitMs ?? 0);
   liveHere.add(token);
   let acquired = false;
-  const queued = await db
-    .insertInto('pipeline_lock_waiters')
-    .values({ token, pid: process.pid, hostname: os.hostname(), heartbeat_ms: Date.now() })
-    .executeTakeFirstOrThrow();
-  const ticket = Number(queued.insertId);
+  const ticket = await insertLockWaiter(db, {
+    token,
+    pid: process.pid,
+    hostname: os.hostname(),
+    heartbeat_ms: Date.now(),
+  });
   try {
     for (;;) {
       options.signal?.throwIfAborted();
-      const row = await db
-        .selectFrom('pipeline_lock')
-        .selectAll()
-        .where('name', '=', LOCK)
-        .executeTakeFirstOrThrow();
+      const row = await selectLock(db, LOCK);
       const free = row.holder === null || isGone({ ...row, token: row.holder }, staleMs);
       if (free && !(await hasLiveWaiterBefore(db, ticket, staleMs))) {
-        const claimed = await db
-          .updateTable('pipeline_lock')
-          .set({
-            holder: token,
-            pid: process.pid,
-            hostname: os.hostname(),
-            acquired_at: new Date().toISOString(),
-            heartbeat_ms: Date.now(),
-          })
-          .where('name', '=', LOCK)
-          .where((eb) =>
-            row.holder === null ? eb('holder', 'is', null) : eb('holder', '=', row.holder),
-          )
-          .executeTakeFirst();
-        if (Number(claimed.numUpdatedRows) === 1) {
+        const claimed = await claimLock(db, LOCK, row.holder, {
+          token,
+          pid: process.pid,
+          hostname: os.hostname(),
+          acquired_at: new Date().toISOString(),
+          heartbeat_ms: Date.now(),
+        });
+        if (claimed) {
           acquired = true;
           return holdLock(db, token);
         }
@@ -146,16 +141,12 @@ export async function acquirePipelineLock(
           acquiredAt: row.acquired_at,
         });
       }
-      await db
-        .updateTable('pipeline_lock_waiters')
-        .set({ heartbeat_ms: Date.now() })
-        .where('ticket', '=', ticket)
-        .execute();
+      await touchLockWaiter(db, ticket, Date.now());
       await sleep(Math.min(POLL_MS, left), undefined, { signal: options.signal });
     }
   } finally {
     if (!acquired) liveHere.delete(token);
-    await db.deleteFrom('pipeline_lock_waiters').where('ticket', '=', ticket).execute();
+    await deleteLockWaiter(db, ticket);
   }
 }
 
@@ -163,13 +154,7 @@ function holdLock(db: Db, token: string): PipelineLock {
   let lost = false;
   const beat = async () => {
     try {
-      const res = await db
-        .updateTable('pipeline_lock')
-        .set({ heartbeat_ms: Date.now() })
-        .where('name', '=', LOCK)
-        .where('holder', '=', token)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) lost = true;
+      if (!(await touchLock(db, LOCK, token, Date.now()))) lost = true;
     } catch {
       // The store is closing; release() will tell.
     }
@@ -183,12 +168,7 @@ function holdLock(db: Db, token: string): PipelineLock {
     async release() {
       clearInterval(timer);
       liveHere.delete(token);
-      await db
-        .updateTable('pipeline_lock')
-        .set({ holder: null, pid: null, hostname: null, acquired_at: null, heartbeat_ms: null })
-        .where('name', '=', LOCK)
-        .where('holder', '=', token)
-        .execute();
+      await releaseLock(db, LOCK, token);
     },
   };
 }

@@ -1,9 +1,13 @@
 import os from 'node:os';
-import { Kysely, SqliteDialect } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
-import { openSqlite, type Db, type Store } from '../src/db/database.js';
-import type { Database, PipelineRunStatus } from '../src/db/schema.js';
+import {
+  finishPipelineRun,
+  insertPipelineRun,
+  interruptRunningPipelineRuns,
+} from '../src/db/queries/pipeline-runs.js';
+import type { Store } from '../src/db/store.js';
+import type { PipelineRunStatus } from '../src/db/schema.js';
 import { publishDiscovery } from './discovery/index.js';
 import { feedsStage } from './feeds-stage.js';
 import { acquirePipelineLock } from './lock.js';
@@ -47,24 +51,16 @@ export async function runPipeline(
   try {
     const startedAt = ctx.now().toISOString();
     // We hold the lock, so a run still marked running belongs to a holder that died.
-    await ctx.db
-      .updateTable('pipeline_runs')
-      .set({ status: 'interrupted', finished_at: startedAt })
-      .where('status', '=', 'running')
-      .execute();
-    const inserted = await ctx.db
-      .insertInto('pipeline_runs')
-      .values({
-        trigger: options.trigger ?? 'build',
-        status: 'running',
-        started_at: startedAt,
-        catalogue_version: await readCatalogueVersion(ctx.db),
-        settings_hash: settingsHash(ctx.config),
-        pid: process.pid,
-        hostname: os.hostname(),
-      })
-      .executeTakeFirstOrThrow();
-    const id = Number(inserted.insertId);
+    await interruptRunningPipelineRuns(ctx.db, startedAt);
+    const id = await insertPipelineRun(ctx.db, {
+      trigger: options.trigger ?? 'build',
+      status: 'running',
+      started_at: startedAt,
+      catalogue_version: await readCatalogueVersion(ctx.db),
+      settings_hash: settingsHash(ctx.config),
+      pid: process.pid,
+      hostname: os.hostname(),
+    });
     const started = performance.now();
     const results: StageResult[] = [];
     let status: PipelineRunStatus = 'succeeded';
@@ -88,16 +84,12 @@ export async function runPipeline(
     const failures = results.flatMap((r) => r.failures);
     if (status !== 'aborted' && failures.length) status = 'failed';
     if (lock.lost) ctx.logger.error({ run: id }, 'pipeline lock lost during the run');
-    await ctx.db
-      .updateTable('pipeline_runs')
-      .set({
-        status,
-        finished_at: ctx.now().toISOString(),
-        summary: JSON.stringify(results),
-        error: failures.length ? failures.join('; ') : null,
-      })
-      .where('id', '=', id)
-      .execute();
+    await finishPipelineRun(ctx.db, id, {
+      status,
+      finished_at: ctx.now().toISOString(),
+      summary: JSON.stringify(results),
+      error: failures.length ? failures.join('; ') : null,
+    });
     if (status === 'aborted') ctx.signal!.throwIfAborted();
     return {
       id,
@@ -123,13 +115,7 @@ export function openPipelineContext(
   base: { config: Config; logger: Logger; now?: () => Date; signal?: AbortSignal },
   extra: Pick<PipelineContext, 'progress'> = {},
 ): OpenedContext {
-  const reader: Db = new Kysely<Database>({
-    // The reader scans the catalogue once per feed: the OS page cache serves that, and a
-    // 32 MB SQLite cache would only add to the run's peak memory.
-    dialect: new SqliteDialect({
-      database: openSqlite(store.file, { readonly: true, cacheKiB: 4_000 }),
-    }),
-  });
+  const reader = store.openReader();
   const ctx: PipelineContext = {
     db: store.db,
     reader,

@@ -1,7 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
-import type { Store } from '../src/db/database.js';
+import type { Store } from '../src/db/store.js';
 import { PipelineBusyError } from './lock.js';
 import { defaultStages, openPipelineContext, runPipeline } from './run.js';
 import type { Stage } from './stage.js';

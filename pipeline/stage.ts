@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
-import type { Db } from '../src/db/database.js';
+import type { Db } from '../src/db/store.js';
 
 /**
  * What every pipeline stage gets. `db` is the store's main connection (writes, small reads);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { openStore, type Store } from './db/database.js';
+import { openStore, type Store } from './db/store.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startDiscoveryServer, type DiscoveryServer } from './http/discovery/server.js';
 import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/access/api-keys.js';
@@ -72,7 +72,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   let audit: AuditWriter | undefined;
   if (config.AUDIT_LOG) {
     audit = new AuditWriter(options.logger, {
-      file: store.file,
+      location: store.location,
       flushMs: config.AUDIT_FLUSH_MS,
       flushRows: config.AUDIT_FLUSH_ROWS,
       retentionDays: config.AUDIT_RETENTION_DAYS,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/store.js';
 import { streamBrandProducts } from '../../src/db/queries/discovery.js';
 import {
   ACP_VERSION,

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../src/config.js';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/store.js';
 import type { DiscoveryBrandRow } from '../../src/db/schema.js';
 import {
   insertDiscoveryBrands,

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { openStore } from '../db/database.js';
+import { describeLocation, openStore } from '../db/store.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { parseVerbArgs } from './args.js';
 
@@ -19,12 +19,13 @@ export async function runMigrate(argv: string[]): Promise<number> {
   try {
     const results = await migrateToLatest(store.db);
     const applied = results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (values.json) console.log(JSON.stringify({ store: store.file, applied }));
+    if (values.json)
+      console.log(JSON.stringify({ store: describeLocation(store.location), applied }));
     else
       console.log(
         applied.length
-          ? `applied ${applied.join(', ')} to ${store.file}`
-          : `${store.file} is up to date`,
+          ? `applied ${applied.join(', ')} to ${describeLocation(store.location)}`
+          : `${describeLocation(store.location)} is up to date`,
       );
     return 0;
   } finally {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { openStore } from '../db/database.js';
+import { openStore } from '../db/store.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { countProducts } from '../db/queries/products.js';
 import { seedDemo } from '../seed/demo.js';

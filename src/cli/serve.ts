@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.js';
+import { describeLocation } from '../db/store.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
 import { VERSION } from '../version.js';
@@ -30,7 +31,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const banner = [
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
     `  discovery registry: ${server.discovery.url}/v1/index.json`,
-    `  store: ${server.store.file}`,
+    `  store: ${describeLocation(server.store.location)}`,
     `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
   ];

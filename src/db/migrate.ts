@@ -1,5 +1,5 @@
 import { Migrator, type MigrationResult } from 'kysely/migration';
-import type { Db } from './database.js';
+import type { Db } from './store.js';
 import { migrations } from './migrations/index.js';
 
 /** Brings the store to the latest schema. Returns the migrations applied by this call. */

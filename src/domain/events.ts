@@ -1,6 +1,8 @@
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/store.js';
 import type { Transaction } from 'kysely';
+import { insertEvent, selectEventsAfter } from '../db/queries/events.js';
 import type { Database } from '../db/schema.js';
+import { storedTimestamp } from '../db/timestamps.js';
 import { newId } from '../ids.js';
 
 /** Every event kind of SPEC part 6. */
@@ -35,22 +37,18 @@ export async function recordEvent(
   data: unknown,
   now: Date = new Date(),
 ): Promise<RecordedEvent> {
-  const event = { id: newId('evt', 20), type, data, created_at: now.toISOString() };
-  await trx
-    .insertInto('events')
-    .values({ id: event.id, type, data: JSON.stringify(data), created_at: event.created_at })
-    .execute();
+  const event = { id: newId('evt', 20), type, data, created_at: storedTimestamp(now) };
+  await insertEvent(trx, {
+    id: event.id,
+    type,
+    data: JSON.stringify(data),
+    created_at: event.created_at,
+  });
   return event;
 }
 
 /** Events after a sequence number, oldest first. */
 export async function listEventsAfter(db: Db, afterSeq: number, limit: number) {
-  const rows = await db
-    .selectFrom('events')
-    .selectAll()
-    .where('seq', '>', afterSeq)
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  const rows = await selectEventsAfter(db, afterSeq, limit);
   return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
 }

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/store.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { AuditWriter } from '../domain/audit/writer.js';
 import type { RateLimiter } from '../domain/access/rate-limiter.js';

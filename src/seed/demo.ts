@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/store.js';
 import type { ProductCreateInput } from '../domain/products/schemas.js';
 import { createProduct } from '../domain/products/products.js';
 

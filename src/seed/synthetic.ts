@@ -1,5 +1,8 @@
-import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import {
+  countSyntheticProducts,
+  insertSyntheticProducts,
+} from '../db/queries/synthetic-products.js';
+import type { Db } from '../db/store.js';
 import type { NewProductRow, ProductStatus } from '../db/schema.js';
 
 const CATEGORIES = [
@@ -83,39 +86,17 @@ export function syntheticProduct(
 export async function seedSynthetic(db: Db, options: SyntheticOptions): Promise<number> {
   const brands = options.brands ?? 1000;
   const stamp = (options.now ?? new Date()).toISOString();
-  const existing = await db
-    .selectFrom('products')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('id', '>=', 'syn_')
-    .where('id', '<', 'syn`') // '`' follows '_': the range holds exactly the syn_ ids
-    .executeTakeFirst();
-  const start = Number(existing?.n ?? 0);
+  const start = await countSyntheticProducts(db);
   const rand = mulberry32(start + 1);
-  const BATCH = 500;
   const PER_TRANSACTION = 10_000;
   let written = 0;
   while (written < options.count) {
     const inThisTransaction = Math.min(PER_TRANSACTION, options.count - written);
-    await db.transaction().execute(async (trx) => {
-      const counts: Record<ProductStatus, number> = { active: 0, inactive: 0, draft: 0 };
-      for (let done = 0; done < inThisTransaction; done += BATCH) {
-        const rows: NewProductRow[] = [];
-        for (let j = 0; j < Math.min(BATCH, inThisTransaction - done); j++) {
-          const row = syntheticProduct(start + written + done + j, brands, stamp, rand);
-          counts[row.status]++;
-          rows.push(row);
-        }
-        await trx.insertInto('products').values(rows).execute();
-      }
-      for (const [status, n] of Object.entries(counts)) {
-        if (n)
-          await trx
-            .updateTable('product_counts')
-            .set({ count: sql`count + ${n}` })
-            .where('status', '=', status as ProductStatus)
-            .execute();
-      }
-    });
+    const rows: NewProductRow[] = [];
+    for (let j = 0; j < inThisTransaction; j++) {
+      rows.push(syntheticProduct(start + written + j, brands, stamp, rand));
+    }
+    await db.transaction().execute((trx) => insertSyntheticProducts(trx, rows));
     written += inThisTransaction;
     options.onProgress?.(written);
   }

@@ -109,7 +109,7 @@ t.test(
     t.same(JSON.parse(runCli(['seed', '--demo', '--if-empty', '--json'], env).stdout), {
       seeded: 0,
     });
-    const { openStore } = await import('../../src/db/database.js');
+    const { openStore } = await import('../../src/db/store.js');
     const { loadConfig } = await import('../../src/config.js');
     const store = openStore(loadConfig({ DATA_DIR: dir }));
     t.teardown(() => store.close());

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';
-import { openStore } from '../../src/db/database.js';
+import { openStore } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
 t.test(

@@ -235,7 +235,7 @@ t.test(
 t.test('a 500 shows no internals and is logged with its request id', async (t) => {
   const s = await startTestServer(t);
   // Break the store from outside, as a disk or operator error would.
-  const other = new Database(s.server.store.file);
+  const other = new Database(s.server.store.location.file);
   other.exec('DROP TABLE products');
   other.close();
   const res = await s.request('GET', '/v1/products/x', { headers: { prefer: 'envelope' } });

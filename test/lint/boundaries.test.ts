@@ -52,3 +52,39 @@ t.test('downward imports pass', async (t) => {
   );
   t.same(messages, []);
 });
+
+t.test('database drivers and dialects are imported only inside src/db/', async (t) => {
+  const sqlite =
+    "import SQLite from 'better-sqlite3';\nexport const open = (f: string) => new SQLite(f);\n";
+  const dialect = "import { SqliteDialect } from 'kysely';\nexport const D = SqliteDialect;\n";
+  const pg = "import pg from 'pg';\nexport const Pool = pg.Pool;\n";
+  for (const file of [
+    'pipeline/bad-example.ts',
+    'src/domain/audit/bad-example.ts',
+    'src/http/bad-example.ts',
+    'src/cli/bad-example.ts',
+  ]) {
+    for (const [what, code] of [
+      ['better-sqlite3', sqlite],
+      ['SqliteDialect', dialect],
+      ['pg', pg],
+    ] as const) {
+      const messages = await restrictedImports(file, code);
+      t.equal(messages.length, 1, `${what} in ${file} is refused`);
+      t.match(messages[0], /Only src\/db\/ talks to a database driver/);
+    }
+  }
+  t.same(
+    await restrictedImports(
+      'src/domain/bad-example.ts',
+      "import { sql, type Kysely } from 'kysely';\nexport type K = Kysely<object>;\nexport const s = sql;\n",
+    ),
+    [],
+    "kysely's query builder stays open to everyone",
+  );
+  t.same(
+    await restrictedImports('src/db/sqlite/bad-example.ts', sqlite + dialect),
+    [],
+    'src/db/ may',
+  );
+});

@@ -65,7 +65,7 @@ t.test('a live holder makes build wait; with --wait 0 it fails naming the holder
 t.test('a lock left by a killed process is taken over at once', async (t) => {
   const s = await startTestServer(t);
   const lockModule = fileURLToPath(new URL('../../pipeline/lock.js', import.meta.url));
-  const dbModule = fileURLToPath(new URL('../../src/db/database.js', import.meta.url));
+  const dbModule = fileURLToPath(new URL('../../src/db/store.js', import.meta.url));
   const code = `
     const { acquirePipelineLock } = await import(${JSON.stringify(lockModule)});
     const { openStore } = await import(${JSON.stringify(dbModule)});
@@ -142,7 +142,7 @@ t.test('concurrent build and serve runs do not overlap', async (t) => {
     'two runs of the server',
   );
   await s.server.close();
-  const store = (await import('../../src/db/database.js')).openStore(s.config);
+  const store = (await import('../../src/db/store.js')).openStore(s.config);
   t.teardown(() => store.close());
   const list = await listRuns(store.db);
   const pids = new Set(list.map((r) => r.pid));

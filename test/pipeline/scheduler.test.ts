@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
-import { openStore } from '../../src/db/database.js';
+import { openStore } from '../../src/db/store.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
 import {
   createFeed,

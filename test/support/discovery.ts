@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/store.js';
 import { ProductCreate } from '../../src/domain/products/schemas.js';
 import { createProduct } from '../../src/domain/products/products.js';
 

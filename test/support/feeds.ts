@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/store.js';
 import type { TestServer } from './server.js';
 
 /** build/src/main.js, the CLI as users run it. */

@@ -1,11 +1,9 @@
 import path from 'node:path';
-import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openSqlite, openStore, type Db, type Store } from '../../src/db/database.js';
+import { openStore, type Db, type Store } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import type { Database } from '../../src/db/schema.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
 
 export interface TestStore {
@@ -42,13 +40,11 @@ export async function startTestStore(
  */
 export function createPipelineContext(
   t: Test,
-  store: { db: Db; file: string },
+  store: Store,
   config: Config,
   options: { now?: () => Date } = {},
 ): PipelineContext {
-  const reader = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
-  });
+  const reader = store.openReader();
   t.teardown(() => reader.destroy());
   return {
     db: store.db,

@@ -3,18 +3,14 @@
  * settings of the environment; prints the stage's summary. Tests use it to check that a
  * server notices a publication made by another process.
  */
-import { Kysely, SqliteDialect } from 'kysely';
 import { pino } from 'pino';
 import { publishDiscovery } from '../../pipeline/discovery/index.js';
 import { loadConfig } from '../../src/config.js';
-import { openSqlite, openStore } from '../../src/db/database.js';
-import type { Database } from '../../src/db/schema.js';
+import { openStore } from '../../src/db/store.js';
 
 const config = loadConfig();
 const store = openStore(config);
-const reader = new Kysely<Database>({
-  dialect: new SqliteDialect({ database: openSqlite(store.file, { readonly: true }) }),
-});
+const reader = store.openReader();
 try {
   const result = await publishDiscovery({
     db: store.db,

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import { dialectOf } from '../dialect.js';
+import { insertInChunks } from '../insert-in-chunks.js';
+import type { Db } from '../store.js';
 import type { DiscoveryBrandRow, NewDiscoveryRequestRow } from '../schema.js';
 
 /** Active products per brand value (null: products without a brand), with the newest change. */
@@ -13,7 +15,8 @@ export interface BrandTally {
  * The variant-group key, as written in the products_discovery index: SQLite uses the index
  * only for this exact expression.
  */
-const GROUP_KEY = sql`coalesce(json_extract(attributes, '$.item_group_id'), id)`;
+const groupKey = (db: Db) =>
+  sql<string>`coalesce(${dialectOf(db).jsonMember('attributes', 'item_group_id')}, id)`;
 
 /** Count and newest updated_at of active products per brand, read from the index alone. */
 export async function tallyActiveBrands(db: Db): Promise<BrandTally[]> {
@@ -40,6 +43,7 @@ export async function tallyActiveBrands(db: Db): Promise<BrandTally[]> {
  * no brand (they belong to the store's brand).
  */
 export function streamBrandProducts(db: Db, brand: string, includeUnbranded: boolean) {
+  const GROUP_KEY = groupKey(db);
   return db
     .selectFrom('products')
     .select([
@@ -73,13 +77,7 @@ export async function insertDiscoveryBrands(
   db: Db,
   rows: { name: string; slug: string; created_at: string }[],
 ): Promise<void> {
-  // 3 values a row: well under SQLite's 32,766 bound parameters per statement.
-  for (let i = 0; i < rows.length; i += 5000) {
-    await db
-      .insertInto('discovery_brands')
-      .values(rows.slice(i, i + 5000))
-      .execute();
-  }
+  await insertInChunks(db, 'discovery_brands', rows, { maxRows: 5000 });
 }
 
 /** Records what was published for a brand (product_count 0: no longer published). */
@@ -100,11 +98,5 @@ export async function insertDiscoveryRequests(
   db: Db,
   rows: NewDiscoveryRequestRow[],
 ): Promise<void> {
-  // 9 values a row; 2,000 rows stay under SQLite's bound-parameter limit.
-  for (let i = 0; i < rows.length; i += 2000) {
-    await db
-      .insertInto('discovery_requests')
-      .values(rows.slice(i, i + 2000))
-      .execute();
-  }
+  await insertInChunks(db, 'discovery_requests', rows, { maxRows: 2000 });
 }

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../store.js';
 import type {
   Database,
   FeedFormat,
@@ -227,4 +227,28 @@ export async function measuredFeedRate(
 /** Every feed's status and published format (the pipeline removes files nothing publishes). */
 export async function listFeedPublications(db: Executor) {
   return db.selectFrom('feeds').select(['id', 'status', 'published_format']).execute();
+}
+
+/** The id of a feed waiting in processing, if any. */
+export async function selectProcessingFeedId(db: Db): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('feeds')
+    .select('id')
+    .where('status', '=', 'processing')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Active feeds that have a published file, and its format. */
+export async function selectPublishedFeeds(
+  db: Db,
+): Promise<{ id: string; published_format: FeedFormat }[]> {
+  const rows = await db
+    .selectFrom('feeds')
+    .select(['id', 'published_format'])
+    .where('status', '=', 'active')
+    .where('published_format', 'is not', null)
+    .execute();
+  return rows.map((r) => ({ id: r.id, published_format: r.published_format! }));
 }

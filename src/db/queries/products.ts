@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import { EXPONENTS } from '../../currencies.js';
 import { preparedQuery } from '../prepared.js';
-import type { Db } from '../database.js';
+import type { Db } from '../store.js';
 import type {
   Database,
   NewProductRow,

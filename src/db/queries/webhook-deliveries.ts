@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
-import type { Db } from '../database.js';
+import { insertInChunks } from '../insert-in-chunks.js';
+import type { Db } from '../store.js';
 import type {
   Database,
   DeliveryStatus,
@@ -35,14 +36,9 @@ export async function listEventHeadsAfter(
     .execute();
 }
 
-/** Inserts in chunks that stay under SQLite's bound-variable limit. */
+/** Inserts in chunks that stay under the database's bound-parameter limit. */
 export async function insertDeliveries(db: Executor, rows: NewWebhookDeliveryRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) {
-    await db
-      .insertInto('webhook_deliveries')
-      .values(rows.slice(i, i + 500))
-      .execute();
-  }
+  await insertInChunks(db, 'webhook_deliveries', rows, { maxRows: 500 });
 }
 
 export async function advanceEventCursor(

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../store.js';
 import type {
   Database,
   NewWebhookRow,

@@ -2,13 +2,21 @@ import { hash } from 'node:crypto';
 import { z } from 'zod';
 import type { Environment } from '../../config.js';
 import { PLAN_NAMES } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import {
+  countActiveApiKeys,
+  insertApiKey,
+  selectApiKey,
+  selectApiKeyByHash,
+  selectApiKeys,
+  setApiKeyLastUsedAt,
+  setApiKeyRevokedAt,
+} from '../../db/queries/api-keys.js';
+import type { Db } from '../../db/store.js';
 import type { ApiKeyRow, KeyLevel } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { text } from '../fields.js';
 import { KeyLimitsView, limitsOfKey, presentKeyLimits } from './plans.js';
-import { preparedQuery } from '../../db/prepared.js';
 
 export const KEY_LEVELS = ['read_only', 'read_write', 'admin'] as const;
 
@@ -110,36 +118,23 @@ export async function createApiKey(
     last_used_at: null,
     revoked_at: null,
   };
-  await db.insertInto('api_keys').values(row).execute();
+  await insertApiKey(db, row);
   return { key: presentApiKey(row), secret };
 }
 
 export async function listApiKeys(db: Db): Promise<ApiKey[]> {
-  const rows = await db
-    .selectFrom('api_keys')
-    .selectAll()
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map(presentApiKey);
+  return (await selectApiKeys(db)).map(presentApiKey);
 }
 
-export async function countActiveApiKeys(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
+export { countActiveApiKeys };
 
 /** Revokes a key at once: the very next request with it is refused. Revoking twice is a no-op. */
 export async function revokeApiKey(db: Db, id: string, now: Date = new Date()): Promise<ApiKey> {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await selectApiKey(db, id);
   if (!row) throw notFound('API key', id);
   if (row.revoked_at) return presentApiKey(row);
   const revoked_at = now.toISOString();
-  await db.updateTable('api_keys').set({ revoked_at }).where('id', '=', id).execute();
+  await setApiKeyRevokedAt(db, id, revoked_at);
   return presentApiKey({ ...row, revoked_at });
 }
 
@@ -156,10 +151,6 @@ export class RefusedKeyError extends AppError {
     super('invalid_api_key', message, options);
   }
 }
-
-const selectKeyByHash = preparedQuery((db: Db, hash: string) =>
-  db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash),
-);
 
 function environmentOfSecret(secret: string): Environment | undefined {
   return (Object.entries(KEY_PREFIXES) as [Environment, string][]).find(([, p]) =>
@@ -184,7 +175,7 @@ export async function authenticateKey(
       { field: 'Authorization', reason: `key of the ${keyEnvironment} environment` },
     );
   }
-  const row = keyEnvironment ? (await selectKeyByHash(db, hashKey(secret)))[0] : undefined;
+  const row = keyEnvironment ? (await selectApiKeyByHash(db, hashKey(secret)))[0] : undefined;
   if (!row) {
     throw new AppError('invalid_api_key', 'The API key is not valid.', {
       field: 'Authorization',
@@ -242,11 +233,7 @@ export class ApiKeyCache {
 }
 
 export async function touchApiKey(db: Db, id: string, now: Date): Promise<void> {
-  await db
-    .updateTable('api_keys')
-    .set({ last_used_at: now.toISOString() })
-    .where('id', '=', id)
-    .execute();
+  await setApiKeyLastUsedAt(db, id, now.toISOString());
 }
 
 export type { KeyLevel };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import { AppError } from '../../errors.js';
 
 /** How long a key is remembered. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../db/database.js';
+import { addMonthlyUsage, selectMonthlyUsage } from '../../db/queries/monthly-usage.js';
+import type { Db } from '../../db/store.js';
 
 /** A calendar month in UTC: `2026-11`, from its first millisecond to the next month's. */
 export interface Month {
@@ -47,11 +48,7 @@ export class MonthlyUsage {
 
   /** Reads the counts of a month from the store; call before serving. */
   async load(month: string): Promise<void> {
-    const rows = await this.db
-      .selectFrom('api_key_usage')
-      .select(['api_key_id', 'requests'])
-      .where('month', '=', month)
-      .execute();
+    const rows = await selectMonthlyUsage(this.db, month);
     for (const row of rows) {
       this.used.set(row.api_key_id, {
         month,
@@ -105,23 +102,9 @@ export class MonthlyUsage {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      const totals = await this.db.transaction().execute(async (trx) => {
-        const out: { keyId: string; month: string; total: number }[] = [];
-        for (const p of batch.values()) {
-          const row = await trx
-            .insertInto('api_key_usage')
-            .values({ api_key_id: p.keyId, month: p.month, requests: p.requests })
-            .onConflict((oc) =>
-              oc.columns(['api_key_id', 'month']).doUpdateSet((eb) => ({
-                requests: eb('api_key_usage.requests', '+', eb.ref('excluded.requests')),
-              })),
-            )
-            .returning('requests')
-            .executeTakeFirstOrThrow();
-          out.push({ keyId: p.keyId, month: p.month, total: Number(row.requests) });
-        }
-        return out;
-      });
+      const deltas = [...batch.values()];
+      const stored = await addMonthlyUsage(this.db, deltas);
+      const totals = deltas.map((p, i) => ({ keyId: p.keyId, month: p.month, total: stored[i]! }));
       // The store's total also holds what other processes counted; add what arrived meanwhile.
       for (const { keyId, month, total } of totals) {
         const entry = this.used.get(keyId);

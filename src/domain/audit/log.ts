@@ -1,6 +1,11 @@
-import type { CompiledQuery } from 'kysely';
 import { z } from 'zod';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
+import {
+  deleteAuditLogBefore,
+  insertAuditLogRows,
+  selectAuditLogPage,
+  type AuditLogFilter,
+} from '../../db/queries/audit-log.js';
 import type { AuditLogRow, NewAuditLogRow } from '../../db/schema.js';
 
 export const AuditEntry = z
@@ -123,43 +128,21 @@ const AUDIT_COLUMNS = [
   'client_ip',
 ] as const;
 
-// 7 parameters a row: 400 rows stay far below SQLite's limit on bound parameters.
-const ROWS_PER_INSERT = 400;
-
-function toObject(values: AuditValues): NewAuditLogRow {
-  return Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]])) as NewAuditLogRow;
-}
-
-// Building the statement for 400 rows cost about as much as SQLite took to insert them, and
-// it is the same text every time: it is compiled once per store and reused with new values.
-const fullChunkStatements = new WeakMap<Db, CompiledQuery>();
-
-function fullChunkStatement(db: Db, chunk: AuditValues[]): CompiledQuery {
-  let compiled = fullChunkStatements.get(db);
-  if (!compiled) {
-    compiled = db.insertInto('audit_log').values(chunk.map(toObject)).compile();
-    // Objects built in AUDIT_COLUMNS order give placeholders in that order; check it held.
-    if (compiled.parameters.join('\u0000') !== chunk.flat().join('\u0000')) {
-      throw new Error('audit_log insert: unexpected statement shape');
-    }
-    fullChunkStatements.set(db, compiled);
-  }
-  return compiled;
+function toObject(v: AuditValues): NewAuditLogRow {
+  return {
+    created_at: v[0],
+    api_key_id: v[1],
+    method: v[2],
+    path: v[3],
+    status: v[4],
+    request_id: v[5],
+    client_ip: v[6],
+  };
 }
 
 /** Writes entries, given as column values, in one transaction. */
 export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-      if (chunk.length < ROWS_PER_INSERT) {
-        await trx.insertInto('audit_log').values(chunk.map(toObject)).execute();
-      } else {
-        await trx.executeQuery({ ...fullChunkStatement(db, chunk), parameters: chunk.flat() });
-      }
-    }
-  });
+  await insertAuditLogRows(db, rows.map(toObject));
 }
 
 /** Writes entries in one transaction. */
@@ -172,29 +155,21 @@ export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promis
 
 /** Newest first, filtered as the query says. */
 export async function listAuditLog(db: Db, query: AuditLogQuery): Promise<AuditLogPage> {
-  let q = db.selectFrom('audit_log');
-  if (query.key_id) q = q.where('api_key_id', '=', query.key_id);
-  if (query.since) q = q.where('created_at', '>=', query.since);
-  if (query.until) q = q.where('created_at', '<', query.until);
-  if (query.status) {
-    if (query.status.endsWith('xx')) {
-      const base = Number(query.status[0]) * 100;
-      q = q.where('status', '>=', base).where('status', '<', base + 100);
-    } else {
-      q = q.where('status', '=', Number(query.status));
-    }
+  let status: AuditLogFilter['status'];
+  if (query.status?.endsWith('xx')) {
+    const base = Number(query.status[0]) * 100;
+    status = { min: base, max: base + 100 };
+  } else if (query.status) {
+    status = { min: Number(query.status), max: Number(query.status) + 1 };
   }
-  const [rows, count] = await Promise.all([
-    q
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(query.limit)
-      .offset(query.offset)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-  ]);
-  const total = Number(count?.n ?? 0);
+  const { rows, total } = await selectAuditLogPage(db, {
+    ...(query.key_id ? { keyId: query.key_id } : {}),
+    ...(query.since ? { since: query.since } : {}),
+    ...(query.until ? { until: query.until } : {}),
+    ...(status ? { status } : {}),
+    limit: query.limit,
+    offset: query.offset,
+  });
   return {
     entries: rows.map(presentAuditEntry),
     pagination: {
@@ -214,20 +189,7 @@ export async function sweepAuditLog(db: Db, before: Date, chunk = 5000): Promise
   const cutoff = before.toISOString();
   let deleted = 0;
   for (;;) {
-    const result = await db
-      .deleteFrom('audit_log')
-      .where(
-        'id',
-        'in',
-        db
-          .selectFrom('audit_log')
-          .select('id')
-          .where('created_at', '<', cutoff)
-          .orderBy('created_at')
-          .limit(chunk),
-      )
-      .executeTakeFirst();
-    const n = Number(result.numDeletedRows);
+    const n = await deleteAuditLogBefore(db, cutoff, chunk);
     deleted += n;
     if (n < chunk) return deleted;
     // Let requests in between the chunks.

@@ -5,7 +5,8 @@
  * store (or kept for a retry, if the store refused it).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openStore } from '../../db/database.js';
+import { openStoreAt, type StoreLocation } from '../../db/store.js';
+import { storedTimestamp } from '../../db/timestamps.js';
 import { insertAuditValues, sweepAuditLog, type AuditValues } from './log.js';
 
 /** One entry as the request thread sends it: time in ms since the epoch first. */
@@ -22,7 +23,7 @@ export type AuditTuple = [
 export interface AuditWorkerData {
   /** Marks the thread as the audit writer (the module is also imported for its types). */
   auditWorker: true;
-  file: string;
+  location: StoreLocation;
   /** Commit as soon as this many entries wait (else at the next tick or flush). */
   flushRows: number;
   /** While the store refuses writes, keep at most this many entries, dropping the oldest. */
@@ -49,14 +50,14 @@ export type AuditReply =
 /** The tuple becomes the row's values in place: only its time changes form. */
 function toValues(t: AuditTuple): AuditValues {
   const values = t as unknown as AuditValues;
-  values[0] = new Date(t[0]).toISOString();
+  values[0] = storedTimestamp(t[0]);
   return values;
 }
 
 function runWorker(): void {
   const port = parentPort!;
-  const { file, flushRows, maxQueued } = workerData as AuditWorkerData;
-  const store = openStore({ DATABASE_FILE: file });
+  const { location, flushRows, maxQueued } = workerData as AuditWorkerData;
+  const store = openStoreAt(location);
   // Received batches wait as JSON; `failed` holds parsed entries the store refused.
   let received: string[] = [];
   let receivedCount = 0;

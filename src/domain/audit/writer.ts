@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { StoreLocation } from '../../db/store.js';
 import type { AuditReply, AuditRequest, AuditTuple, AuditWorkerData } from './worker.js';
 
 export type { AuditTuple } from './worker.js';
 
 export interface AuditWriterOptions {
-  /** The SQLite file; the writer thread opens its own connection to it. */
-  file: string;
+  /** The store; the writer thread opens its own connection to it (openStoreAt). */
+  location: StoreLocation;
   /** Hand queued entries to the writer thread this often (AUDIT_FLUSH_MS). */
   flushMs: number;
   /** ...or as soon as this many entries wait (AUDIT_FLUSH_ROWS). */
@@ -54,7 +55,7 @@ export class AuditWriter {
     this.handoffRows = Math.min(HANDOFF_ROWS, options.flushRows);
     const data: AuditWorkerData = {
       auditWorker: true,
-      file: options.file,
+      location: options.location,
       flushRows: options.flushRows,
       maxQueued: options.maxQueued ?? 100_000,
     };

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import type { Database, FeedFormat, FeedRow, FeedRowUpdate } from '../../db/schema.js';
 import {
   countFeedProducts,

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import type { ProductRow, ProductRowUpdate } from '../../db/schema.js';
 import {
   countProducts,

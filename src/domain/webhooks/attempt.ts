@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
 import { VERSION } from '../../version.js';
 import { postDelivery, type PostOutcome } from './sender.js';

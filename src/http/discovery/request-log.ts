@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
 import { insertDiscoveryRequests } from '../../db/queries/discovery.js';
 import type { NewDiscoveryRequestRow } from '../../db/schema.js';
 

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/store.js';
+import { storedTimestamp } from '../../db/timestamps.js';
 import { classifyUserAgent } from '../../domain/analytics/ai-agents.js';
 import {
   ALLOWED_METHODS,
@@ -95,7 +96,7 @@ export async function startDiscoveryServer(
     const ua = req.headers['user-agent'] ?? null;
     const agent = classifyUserAgent(ua);
     requests.record({
-      at: at.toISOString(),
+      at: storedTimestamp(at),
       method: req.method ?? 'GET',
       path: urlPath.slice(0, MAX_RECORDED_PATH),
       brand,

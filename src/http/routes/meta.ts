@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pingStore } from '../../db/queries/health.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { buildOpenApiDocument } from '../openapi.js';
 
@@ -28,7 +29,7 @@ export const metaRoutes = (listRoutes: () => readonly RouteDef[]) => [
     permission: 'public',
     responses: { 200: { description: 'Healthy', schema: z.object({ status: z.literal('ok') }) } },
     handler: async (_input, { db }) => {
-      await db.selectFrom('product_counts').select('status').limit(1).execute();
+      await pingStore(db);
       return { body: { status: 'ok' } };
     },
   }),

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { openStore } from '../../../src/db/database.js';
+import { openStore } from '../../../src/db/store.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 import { monthOf, MonthlyUsage } from '../../../src/domain/access/monthly-usage.js';
 import { limitsOfKey, type KeyLimits } from '../../../src/domain/access/plans.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import path from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
-import { openStore } from '../../../src/db/database.js';
+import { openStore } from '../../../src/db/store.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 import type { NewAuditLogRow } from '../../../src/db/schema.js';
 import { insertAuditEntries, sweepAuditLog } from '../../../src/domain/audit/log.js';
@@ -60,7 +60,7 @@ t.test(
     t.teardown(() => store.close());
     await migrateToLatest(store.db);
     const writer = new AuditWriter(pino({ level: 'silent' }), {
-      file: store.file,
+      location: store.location,
       flushMs: 60_000,
       flushRows: 1000,
       retentionDays: 90,

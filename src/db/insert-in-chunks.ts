@@ -1,0 +1,118 @@
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import { dialectOf } from './dialect.js';
+import type { Database } from './schema.js';
+
+export interface InsertInChunksOptions {
+  /**
+   * Rows per statement at most (default 1,000). Fewer, wider statements are not faster past a
+   * few hundred rows, and a statement's text is kept for reuse (see below).
+   */
+  maxRows?: number;
+  /** Overrides the dialect's limit on bound parameters (tests use a small one). */
+  maxBindParameters?: number;
+}
+
+/**
+ * Inserts rows with multi-row INSERTs, as many rows a statement as the database's limit on
+ * bound parameters allows (one parameter a column a row). Runs on the executor it is given:
+ * pass a transaction for all-or-nothing. Returns how many rows were inserted.
+ *
+ * Building the statement for hundreds of rows costs about as much as the database takes to
+ * insert them, and a full chunk of rows with the same columns is the same text every time: it
+ * is compiled once per dialect, table, columns and size, and reused with new values.
+ */
+export async function insertInChunks<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  rows: readonly Insertable<Database[T]>[],
+  options: InsertInChunksOptions = {},
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const columns = columnsOf(rows);
+  const maxParams = options.maxBindParameters ?? dialectOf(db).maxBindParameters;
+  if (columns.length > maxParams) {
+    throw new Error(
+      `insertInChunks(${table}): a row has ${columns.length} columns, more than the ${maxParams} bound parameters a statement may carry`,
+    );
+  }
+  const perStatement = Math.max(
+    1,
+    Math.min(options.maxRows ?? 1000, Math.floor(maxParams / columns.length)),
+  );
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    const reusable = chunk.length === perStatement && sameColumns(chunk, columns);
+    const compiled = reusable ? reusableStatement(db, table, columns, chunk) : undefined;
+    if (compiled) {
+      await db.executeQuery({ ...compiled, parameters: flatValues(chunk, columns) });
+    } else {
+      await db
+        .insertInto(table)
+        .values(chunk as never)
+        .execute();
+    }
+  }
+  return rows.length;
+}
+
+/** Every column any row names, in first-seen order (Kysely inserts their union). */
+function columnsOf(rows: readonly object[]): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const key of Object.keys(row)) seen.add(key);
+  return [...seen];
+}
+
+function sameColumns(rows: readonly object[], columns: string[]): boolean {
+  return rows.every((row) => {
+    const keys = Object.keys(row);
+    return (
+      keys.length === columns.length &&
+      keys.every((k, i) => k === columns[i] && isPlainValue((row as Record<string, unknown>)[k]))
+    );
+  });
+}
+
+/** A value the driver binds as is (not undefined, not an expression Kysely turns into SQL). */
+function isPlainValue(v: unknown): boolean {
+  return v === null || (v !== undefined && (typeof v !== 'object' || Buffer.isBuffer(v)));
+}
+
+function flatValues(rows: readonly object[], columns: string[]): unknown[] {
+  const out = new Array<unknown>(rows.length * columns.length);
+  let n = 0;
+  for (const row of rows) for (const c of columns) out[n++] = (row as Record<string, unknown>)[c];
+  return out;
+}
+
+// Keyed by the dialect's adapter class: SQLite and PostgreSQL write parameters differently.
+const statements = new Map<unknown, Map<string, CompiledQuery | null>>();
+
+/**
+ * The compiled statement for a full chunk, or undefined when its parameters are not simply the
+ * rows' values in order (a value Kysely turns into SQL, such as a raw expression).
+ */
+function reusableStatement(
+  db: Kysely<Database>,
+  table: string,
+  columns: string[],
+  chunk: readonly object[],
+): CompiledQuery | undefined {
+  const adapter = db.getExecutor().adapter.constructor;
+  let byShape = statements.get(adapter);
+  if (!byShape) statements.set(adapter, (byShape = new Map()));
+  const key = `${table}\u0000${chunk.length}\u0000${columns.join('\u0000')}`;
+  let compiled = byShape.get(key);
+  if (compiled === undefined) {
+    const built = db
+      .insertInto(table as keyof Database)
+      .values(chunk as never)
+      .compile();
+    const values = flatValues(chunk, columns);
+    const plain =
+      built.parameters.length === values.length &&
+      built.parameters.every((p, i) => Object.is(p, values[i]));
+    compiled = plain ? built : null;
+    byShape.set(key, compiled);
+  }
+  return compiled ?? undefined;
+}

@@ -1,0 +1,39 @@
+import type { Db } from '../store.js';
+
+const PRODUCT_EVENTS = ['product.created', 'product.updated', 'product.deleted'] as const;
+
+/** What tells one state of the catalogue from another, in a few cheap queries. */
+export interface CatalogueVersionParts {
+  /** seq of the last product event (0: none). */
+  productEvent: number;
+  /** Product totals by status (synthetic seeds write no events), ordered by status. */
+  counts: { status: string; count: number }[];
+  feeds: number;
+  /** The newest feed updated_at. */
+  feedsChanged: string | null;
+}
+
+export async function selectCatalogueVersionParts(db: Db): Promise<CatalogueVersionParts> {
+  const event = await db
+    .selectFrom('events')
+    .select('seq')
+    .where('type', 'in', PRODUCT_EVENTS)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const counts = await db
+    .selectFrom('product_counts')
+    .select(['status', 'count'])
+    .orderBy('status')
+    .execute();
+  const feeds = await db
+    .selectFrom('feeds')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('changed')])
+    .executeTakeFirst();
+  return {
+    productEvent: event?.seq ?? 0,
+    counts,
+    feeds: Number(feeds?.n ?? 0),
+    feedsChanged: feeds?.changed ?? null,
+  };
+}

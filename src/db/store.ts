@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from './schema.js';
+import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
+
+/**
+ * The seam between the service and its database. Nothing outside src/db/ opens a connection
+ * by path or builds a dialect: it asks a Store (or openStoreAt, in another thread) instead.
+ */
+
+export type Db = Kysely<Database>;
+
+/** Where a SQLite store lives. */
+export interface SqliteLocation {
+  dialect: 'sqlite';
+  /** Absolute path of the SQLite file. */
+  file: string;
+}
+
+/**
+ * Where a store lives, as plain data: it crosses to a worker thread (structured clone), which
+ * opens its own connection with openStoreAt. A PostgreSQL store adds `{ dialect: 'postgres',
+ * url }` to the union.
+ */
+export type StoreLocation = SqliteLocation;
+
+export interface Store {
+  /** The main connection: every write, and the reads of requests. */
+  db: Db;
+  location: StoreLocation;
+  /**
+   * A second connection, read-only, that the caller closes (`destroy()`). For streaming: a
+   * stream holds its connection to the end, and SQLite's driver has one, so a query awaited
+   * inside `.stream()` on the same connection would wait forever.
+   */
+  openReader(): Db;
+  /**
+   * A number that changes whenever another connection (another process: `keys revoke`,
+   * `build`) commits to the store. Caches of rows this process did not write use it to know
+   * when to look again. (SQLite's data_version; PostgreSQL would use LISTEN/NOTIFY.)
+   */
+  externalChanges(): number;
+  close(): Promise<void>;
+}
+
+export type StoreOptions = SqliteStoreOptions;
+
+/** Where the configured store lives. */
+export function storeLocation(
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>,
+): StoreLocation {
+  if (config.DATABASE_URL) {
+    throw new Error(
+      'DATABASE_URL is set, but this build of agentshelf supports the embedded SQLite store only; unset DATABASE_URL to use DATA_DIR.',
+    );
+  }
+  return { dialect: 'sqlite', file: config.DATABASE_FILE };
+}
+
+/** Opens the configured store. */
+export function openStore(
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>,
+  options: StoreOptions = {},
+): Store {
+  return openStoreAt(storeLocation(config), options);
+}
+
+/** Opens a store from its location: how a worker thread gets a connection of its own. */
+export function openStoreAt(location: StoreLocation, options: StoreOptions = {}): Store {
+  switch (location.dialect) {
+    case 'sqlite':
+      return openSqliteStore(location, options);
+    default:
+      throw new Error(
+        `store location: dialect ${JSON.stringify((location as { dialect: unknown }).dialect)} is not supported`,
+      );
+  }
+}
+
+/** A location for logs and messages (the file, or a URL without its password). */
+export function describeLocation(location: StoreLocation): string {
+  return location.file;
+}

@@ -1,0 +1,151 @@
+import path from 'node:path';
+import type { KyselyPlugin } from 'kysely';
+import t, { type Test } from 'tap';
+import { insertInChunks } from '../../src/db/insert-in-chunks.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import type { NewDiscoveryRequestRow } from '../../src/db/schema.js';
+import { openStore, type Db } from '../../src/db/store.js';
+
+/** A migrated store on a real file, and the rows each statement it runs inserts. */
+async function storeWithStatementLog(t: Test) {
+  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  t.teardown(() => store.close());
+  await migrateToLatest(store.db);
+  const inserted: number[] = [];
+  const counter: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async ({ result }) => {
+      if (result.numAffectedRows !== undefined) inserted.push(Number(result.numAffectedRows));
+      return result;
+    },
+  };
+  const db = store.db.withPlugin(counter) as Db;
+  return { db, inserted };
+}
+
+const brands = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({
+    name: `brand ${from + i}`,
+    slug: `brand-${from + i}`,
+    created_at: '2026-11-21T10:00:00.000Z',
+  }));
+
+t.test('empty input runs no statement', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  t.equal(await insertInChunks(db, 'discovery_brands', []), 0);
+  t.same(inserted, []);
+});
+
+t.test('rows split at the bound-parameter limit, one parameter a column a row', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  // 3 columns, 30 parameters: 10 rows a statement.
+  for (const [n, expected] of [
+    [9, [9]],
+    [10, [10]],
+    [11, [10, 1]],
+    [30, [10, 10, 10]],
+    [31, [10, 10, 10, 1]],
+  ] as const) {
+    inserted.length = 0;
+    await db.deleteFrom('discovery_brands').execute();
+    inserted.length = 0;
+    t.equal(await insertInChunks(db, 'discovery_brands', brands(n), { maxBindParameters: 30 }), n);
+    t.same(inserted, expected, `${n} rows`);
+    const stored = await db.selectFrom('discovery_brands').select('slug').orderBy('slug').execute();
+    t.same(
+      stored.map((r) => r.slug),
+      brands(n)
+        .map((b) => b.slug)
+        .sort(),
+      `${n} rows stored, each once`,
+    );
+  }
+});
+
+t.test('maxRows caps a statement below the parameter limit', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  await insertInChunks(db, 'discovery_brands', brands(9), { maxRows: 4 });
+  t.same(inserted, [4, 4, 1]);
+});
+
+t.test("SQLite's own limit holds: the widest statement it allows is accepted", async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  const rows: NewDiscoveryRequestRow[] = Array.from({ length: 4000 }, (_, i) => ({
+    at: '2026-11-21T10:00:00.000Z',
+    method: 'GET',
+    path: `/v1/${i}.json`,
+    brand: null,
+    status: 200,
+    bytes: i,
+    user_agent: 'ua',
+    agent: null,
+    is_ai_agent: 0,
+  }));
+  // 9 columns: floor(32,766 / 9) = 3,640 rows, 32,760 parameters in the first statement.
+  await insertInChunks(db, 'discovery_requests', rows, { maxRows: 10_000 });
+  t.same(inserted, [3640, 360]);
+  const sum = await db
+    .selectFrom('discovery_requests')
+    .select((eb) => eb.fn.sum<number>('bytes').as('s'))
+    .executeTakeFirstOrThrow();
+  t.equal(Number(sum.s), (3999 * 4000) / 2, 'every value in its row');
+});
+
+t.test('a row wider than one statement may carry is refused, naming the table', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  await t.rejects(
+    insertInChunks(db, 'discovery_brands', brands(2), { maxBindParameters: 2 }),
+    /insertInChunks\(discovery_brands\): a row has 3 columns, more than the 2 bound parameters/,
+  );
+  t.same(inserted, [], 'nothing was written');
+});
+
+t.test('a reused statement carries each call its own values', async (t) => {
+  const { db } = await storeWithStatementLog(t);
+  await insertInChunks(db, 'discovery_brands', brands(8), { maxRows: 4 });
+  await insertInChunks(db, 'discovery_brands', brands(8, 100), { maxRows: 4 });
+  const stored = await db.selectFrom('discovery_brands').select('name').execute();
+  t.equal(stored.length, 16);
+  t.ok(stored.some((r) => r.name === 'brand 107'));
+});
+
+t.test('rows that name different columns are inserted with their own values', async (t) => {
+  const { db } = await storeWithStatementLog(t);
+  await insertInChunks(
+    db,
+    'discovery_brands',
+    [
+      { name: 'a', slug: 'a', created_at: '2026-11-21T10:00:00.000Z' },
+      { name: 'b', slug: 'b', created_at: '2026-11-21T10:00:00.000Z', build_key: 'k7' },
+      { name: 'c', slug: 'c', created_at: '2026-11-21T10:00:00.000Z' },
+      { name: 'd', slug: 'd', created_at: '2026-11-21T10:00:00.000Z', build_key: 'k2' },
+    ],
+    { maxRows: 2 },
+  );
+  const stored = await db
+    .selectFrom('discovery_brands')
+    .select(['name', 'build_key'])
+    .orderBy('name')
+    .execute();
+  // A column a row leaves out is null in that row (Kysely's multi-row insert on SQLite).
+  t.same(stored, [
+    { name: 'a', build_key: null },
+    { name: 'b', build_key: 'k7' },
+    { name: 'c', build_key: null },
+    { name: 'd', build_key: 'k2' },
+  ]);
+});
+
+t.test('inside a transaction, a failing chunk leaves no row behind', async (t) => {
+  const { db } = await storeWithStatementLog(t);
+  const rows = brands(5);
+  rows[4]!.slug = rows[0]!.slug; // the unique slug fails in the second statement
+  await t.rejects(
+    db
+      .transaction()
+      .execute((trx) => insertInChunks(trx, 'discovery_brands', rows, { maxRows: 3 })),
+    /UNIQUE/,
+  );
+  const stored = await db.selectFrom('discovery_brands').select('name').execute();
+  t.same(stored, []);
+});

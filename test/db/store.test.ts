@@ -1,0 +1,112 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import t, { type Test } from 'tap';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openStore, openStoreAt, storeLocation } from '../../src/db/store.js';
+
+async function migratedStore(t: Test) {
+  const file = path.join(t.testdir({}), 'store.sqlite');
+  const store = openStore({ DATABASE_FILE: file });
+  t.teardown(() => store.close());
+  await migrateToLatest(store.db);
+  return { store, file };
+}
+
+const brand = (i: number) => ({
+  name: `brand ${i}`,
+  slug: `brand-${i}`,
+  created_at: '2026-11-21T10:00:00.000Z',
+});
+
+t.test('the location names the dialect and the file; DATABASE_URL is refused', async (t) => {
+  const { store, file } = await migratedStore(t);
+  t.same(store.location, { dialect: 'sqlite', file });
+  t.throws(
+    () => storeLocation({ DATABASE_URL: 'postgres://x', DATABASE_FILE: file }),
+    /DATABASE_URL is set/,
+  );
+  t.throws(() => openStoreAt({ dialect: 'oracle' } as never), /dialect "oracle" is not supported/);
+});
+
+t.test('a reader sees what the main connection committed, and cannot write', async (t) => {
+  const { store } = await migratedStore(t);
+  const reader = store.openReader();
+  t.teardown(() => reader.destroy());
+  t.same(await reader.selectFrom('discovery_brands').selectAll().execute(), []);
+  await store.db.insertInto('discovery_brands').values(brand(1)).execute();
+  const seen = await reader.selectFrom('discovery_brands').select('name').execute();
+  t.same(seen, [{ name: 'brand 1' }]);
+  await t.rejects(reader.insertInto('discovery_brands').values(brand(2)).execute(), /readonly/);
+});
+
+t.test('streaming on a reader while the main connection runs queries does not hang', async (t) => {
+  const { store } = await migratedStore(t);
+  await store.db
+    .insertInto('discovery_brands')
+    .values(Array.from({ length: 50 }, (_, i) => brand(i)))
+    .execute();
+  const reader = store.openReader();
+  t.teardown(() => reader.destroy());
+  let streamed = 0;
+  for await (const row of reader.selectFrom('discovery_brands').selectAll().stream(10)) {
+    // Each row awaits a read and a write on the main connection, as the pipeline does.
+    const again = await store.db
+      .selectFrom('discovery_brands')
+      .select('slug')
+      .where('name', '=', row.name)
+      .executeTakeFirstOrThrow();
+    t.equal(again.slug, row.slug);
+    await store.db
+      .updateTable('discovery_brands')
+      .set({ product_count: 1 })
+      .where('name', '=', row.name)
+      .execute();
+    streamed++;
+  }
+  t.equal(streamed, 50);
+  const counted = await store.db
+    .selectFrom('discovery_brands')
+    .select((eb) => eb.fn.sum<number>('product_count').as('n'))
+    .executeTakeFirstOrThrow();
+  t.equal(Number(counted.n), 50);
+});
+
+t.test('externalChanges moves when another connection commits', async (t) => {
+  const { store } = await migratedStore(t);
+  const other = openStoreAt(store.location);
+  t.teardown(() => other.close());
+  const before = store.externalChanges();
+  await other.db.insertInto('discovery_brands').values(brand(1)).execute();
+  // data_version is read at most once a millisecond.
+  const deadline = Date.now() + 5000;
+  while (store.externalChanges() === before) {
+    if (Date.now() > deadline) throw new Error('externalChanges did not move');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.pass('seen');
+});
+
+t.test('a worker thread opens its own store from the location alone', async (t) => {
+  const { store } = await migratedStore(t);
+  const storeModule = new URL('../../src/db/store.js', import.meta.url).href;
+  const code = `
+    const { workerData, parentPort } = await import('node:worker_threads');
+    const { openStoreAt } = await import(${JSON.stringify(storeModule)});
+    const store = openStoreAt(workerData.location);
+    await store.db.insertInto('discovery_brands')
+      .values({ name: 'from the thread', slug: 'thread', created_at: '2026-11-21T10:00:00.000Z' })
+      .execute();
+    await store.close();
+    parentPort.postMessage('written');
+  `;
+  // The location crosses as plain data (structured clone), as the audit writer's does.
+  const worker = new Worker(code, { eval: true, workerData: { location: store.location } });
+  const message = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  t.equal(message, 'written');
+  await worker.terminate();
+  const rows = await store.db.selectFrom('discovery_brands').select('name').execute();
+  t.same(rows, [{ name: 'from the thread' }]);
+});
