@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+import { announceChange } from './changes.js';
 import { newId } from '../ids.js';
 
 /** Every event kind of SPEC part 6. */
@@ -27,10 +27,11 @@ export interface RecordedEvent {
 
 /**
  * Writes an event to the outbox. Call it with the transaction that makes the change,
- * so the change and its event commit (or roll back) together.
+ * so the change and its event commit (or roll back) together; eventRecorded is announced
+ * after the commit.
  */
 export async function recordEvent(
-  trx: Transaction<Database> | Db,
+  trx: Executor,
   type: EventType,
   data: unknown,
   now: Date = new Date(),
@@ -40,6 +41,7 @@ export async function recordEvent(
     .insertInto('events')
     .values({ id: event.id, type, data: JSON.stringify(data), created_at: event.created_at })
     .execute();
+  announceChange(trx, 'eventRecorded');
   return event;
 }
 

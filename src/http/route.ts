@@ -27,12 +27,8 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** The audit log's batched writer; absent when AUDIT_LOG=off. */
   audit?: AuditWriter;
-  /** Called after a product changes (the pipeline debounces a rebuild on it). */
-  onProductsChanged?: () => void;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
   webhooks?: WebhookWorker;
-  /** Called after a feed is created, changed or deleted (the pipeline debounces a run on it). */
-  onFeedsChanged?: () => void;
 }
 
 /**

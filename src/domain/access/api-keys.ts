@@ -4,6 +4,7 @@ import type { Environment } from '../../config.js';
 import { PLAN_NAMES } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { ApiKeyRow, KeyLevel } from '../../db/schema.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { text } from '../fields.js';
@@ -88,7 +89,7 @@ export function presentApiKey(row: ApiKeyRow): ApiKey {
  * only its SHA-256 is stored.
  */
 export async function createApiKey(
-  db: Db,
+  db: Executor,
   input: ApiKeyCreateInput,
   options: { environment: Environment; defaultPlan: string; now?: Date },
 ): Promise<{ key: ApiKey; secret: string }> {
@@ -110,7 +111,7 @@ export async function createApiKey(
     last_used_at: null,
     revoked_at: null,
   };
-  await db.insertInto('api_keys').values(row).execute();
+  await withTransaction(db, (trx) => trx.insertInto('api_keys').values(row).execute());
   return { key: presentApiKey(row), secret };
 }
 
@@ -134,13 +135,23 @@ export async function countActiveApiKeys(db: Db): Promise<number> {
 }
 
 /** Revokes a key at once: the very next request with it is refused. Revoking twice is a no-op. */
-export async function revokeApiKey(db: Db, id: string, now: Date = new Date()): Promise<ApiKey> {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('API key', id);
-  if (row.revoked_at) return presentApiKey(row);
-  const revoked_at = now.toISOString();
-  await db.updateTable('api_keys').set({ revoked_at }).where('id', '=', id).execute();
-  return presentApiKey({ ...row, revoked_at });
+export async function revokeApiKey(
+  db: Executor,
+  id: string,
+  now: Date = new Date(),
+): Promise<ApiKey> {
+  return withTransaction(db, async (trx) => {
+    const row = await trx
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw notFound('API key', id);
+    if (row.revoked_at) return presentApiKey(row);
+    const revoked_at = now.toISOString();
+    await trx.updateTable('api_keys').set({ revoked_at }).where('id', '=', id).execute();
+    return presentApiKey({ ...row, revoked_at });
+  });
 }
 
 /**
