@@ -10,6 +10,7 @@ import { AuditWriter } from './domain/audit/writer.js';
 import { monthOf, MonthlyUsage } from './domain/access/monthly-usage.js';
 import { RateLimiter } from './domain/access/rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
+import { changesOf } from './domain/changes.js';
 import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
@@ -99,6 +100,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
   // Webhooks: the delivery worker reads the outbox for as long as the server runs.
   const webhooks = new WebhookWorker(deps);
   deps.webhooks = webhooks;
+  const changes = changesOf(store.db);
+  const unsubscribe = [
+    changes.subscribe('eventRecorded', () => webhooks.nudge()),
+    changes.subscribe('webhooksChanged', () => webhooks.nudge()),
+  ];
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 5_000;
@@ -125,8 +131,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
       now: deps.now,
       ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
     });
-    deps.onProductsChanged = () => scheduler.requestRun('products changed');
-    deps.onFeedsChanged = () => scheduler.requestRun('feeds changed');
+    // Every write path (API, CLI in this process, seed, sync) announces through the domain.
+    unsubscribe.push(
+      changes.subscribe('catalogueChanged', () => scheduler.requestRun('products changed')),
+      changes.subscribe('feedsChanged', () => scheduler.requestRun('feeds changed')),
+    );
     pipeline = scheduler;
   }
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
@@ -142,6 +151,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const close = () =>
     (closing ??= (async () => {
       deps.lifecycle.shuttingDown = true;
+      for (const stop of unsubscribe) stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);

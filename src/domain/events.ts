@@ -1,7 +1,7 @@
 import type { Db } from '../db/store.js';
-import type { Transaction } from 'kysely';
+import type { Executor } from '../db/transaction.js';
+import { announceChange } from './changes.js';
 import { insertEvent, selectEventsAfter } from '../db/queries/events.js';
-import type { Database } from '../db/schema.js';
 import { storedTimestamp } from '../db/timestamps.js';
 import { newId } from '../ids.js';
 
@@ -29,10 +29,11 @@ export interface RecordedEvent {
 
 /**
  * Writes an event to the outbox. Call it with the transaction that makes the change,
- * so the change and its event commit (or roll back) together.
+ * so the change and its event commit (or roll back) together; eventRecorded is announced
+ * after the commit.
  */
 export async function recordEvent(
-  trx: Transaction<Database> | Db,
+  trx: Executor,
   type: EventType,
   data: unknown,
   now: Date = new Date(),
@@ -44,6 +45,7 @@ export async function recordEvent(
     data: JSON.stringify(data),
     created_at: event.created_at,
   });
+  announceChange(trx, 'eventRecorded');
   return event;
 }
 

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type Koa from 'koa';
 import type { AuditWriter } from '../domain/audit/writer.js';
-import { requestState } from './route.js';
+import { requestState } from './request-state.js';
 
 /**
  * Queues the audit entry of a request whose key the store knows (authenticated, or refused

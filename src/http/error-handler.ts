@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { AppError, type ErrorKind } from '../errors.js';
-import { requestState } from './route.js';
+import { requestState } from './request-state.js';
 
 /**
  * The one place where error kinds become statuses and bodies (CONTRACT part 6):

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type Koa from 'koa';
-import { requestState, type Reply } from './route.js';
+import { requestState } from './request-state.js';
+import type { Reply } from './route.js';
 
 /** Whether an If-None-Match header names this ETag (weak comparison, RFC 9110 13.1.2). */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {

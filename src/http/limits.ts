@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { ApiKeyRow } from '../db/schema.js';
 import { limitsOfKey } from '../domain/access/plans.js';
 import { limitError, type RateLimiter } from '../domain/access/rate-limiter.js';
-import { requestState } from './route.js';
+import { requestState } from './request-state.js';
 
 /**
  * The per-key checks (CONTRACT part 5), after authentication. Every response to an

@@ -14,6 +14,7 @@ export type Permission = 'public' | 'read' | 'write' | 'admin';
 
 /** Everything a route handler may use. Tests build the same object over a real store. */
 export interface AppDeps {
+  /** The store; in an idempotent request's handler, the request's transaction on it. */
   db: Db;
   config: Config;
   logger: Logger;
@@ -27,37 +28,8 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** The audit log's batched writer; absent when AUDIT_LOG=off. */
   audit?: AuditWriter;
-  /** Called after a product changes (the pipeline debounces a rebuild on it). */
-  onProductsChanged?: () => void;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
   webhooks?: WebhookWorker;
-  /** Called after a feed is created, changed or deleted (the pipeline debounces a run on it). */
-  onFeedsChanged?: () => void;
-}
-
-/**
- * What the middleware learns about a request, kept in `ctx.state`. The app sets the whole
- * object when a request arrives, so every request has the same shape (property reads on it
- * stay monomorphic on the hot path) and the fields are typed.
- */
-export interface RequestState {
-  /** The client's X-Request-Id, or one generated (req_...). */
-  requestId: string;
-  /** `Prefer: envelope`: answer in shape B. */
-  envelope: boolean;
-  receivedAt: Date;
-  /** The authenticated key (on every route but the public ones). */
-  key: ApiKeyRow | undefined;
-  /** The key the audit log files the request under (set for refused revoked keys too). */
-  auditKeyId: string | undefined;
-  /** The body is a file or stream sent as is, never wrapped by `Prefer: envelope`. */
-  raw: boolean;
-  /** The body is JSON already serialised (a JsonBytes reply). */
-  jsonBytes: boolean;
-}
-
-export function requestState(ctx: Koa.Context): RequestState {
-  return ctx.state as RequestState;
 }
 
 export interface Reply {

@@ -1,4 +1,5 @@
 import type { Db } from '../db/store.js';
+import { withTransaction } from '../db/transaction.js';
 import type { ProductCreateInput } from '../domain/products/schemas.js';
 import { createProduct } from '../domain/products/products.js';
 
@@ -435,9 +436,14 @@ export function demoProducts(): ProductCreateInput[] {
   return out;
 }
 
-/** Writes the demo catalogue through the products domain (so each product records its event). */
+/**
+ * Writes the demo catalogue through the products domain (so each product records its event),
+ * in one transaction: the catalogue is seeded whole or not at all, and announced once.
+ */
 export async function seedDemo(db: Db, defaults: { currency: string }): Promise<number> {
   const products = demoProducts();
-  for (const product of products) await createProduct(db, product, defaults);
+  await withTransaction(db, async (trx) => {
+    for (const product of products) await createProduct(trx, product, defaults);
+  });
   return products.length;
 }

@@ -13,6 +13,7 @@ import {
 } from '../../db/queries/api-keys.js';
 import type { Db } from '../../db/store.js';
 import type { ApiKeyRow, KeyLevel } from '../../db/schema.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { text } from '../fields.js';
@@ -96,7 +97,7 @@ export function presentApiKey(row: ApiKeyRow): ApiKey {
  * only its SHA-256 is stored.
  */
 export async function createApiKey(
-  db: Db,
+  db: Executor,
   input: ApiKeyCreateInput,
   options: { environment: Environment; defaultPlan: string; now?: Date },
 ): Promise<{ key: ApiKey; secret: string }> {
@@ -129,13 +130,19 @@ export async function listApiKeys(db: Db): Promise<ApiKey[]> {
 export { countActiveApiKeys };
 
 /** Revokes a key at once: the very next request with it is refused. Revoking twice is a no-op. */
-export async function revokeApiKey(db: Db, id: string, now: Date = new Date()): Promise<ApiKey> {
-  const row = await selectApiKey(db, id);
-  if (!row) throw notFound('API key', id);
-  if (row.revoked_at) return presentApiKey(row);
-  const revoked_at = now.toISOString();
-  await setApiKeyRevokedAt(db, id, revoked_at);
-  return presentApiKey({ ...row, revoked_at });
+export async function revokeApiKey(
+  db: Executor,
+  id: string,
+  now: Date = new Date(),
+): Promise<ApiKey> {
+  return withTransaction(db, async (trx) => {
+    const row = await selectApiKey(trx, id);
+    if (!row) throw notFound('API key', id);
+    if (row.revoked_at) return presentApiKey(row);
+    const revoked_at = now.toISOString();
+    await setApiKeyRevokedAt(trx, id, revoked_at);
+    return presentApiKey({ ...row, revoked_at });
+  });
 }
 
 /**

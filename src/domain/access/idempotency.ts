@@ -1,15 +1,32 @@
 import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Db } from '../../db/store.js';
+import type { Database } from '../../db/schema.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A first request still unfinished after this long is taken to have died with its process. */
-export const IDEMPOTENCY_ABANDONED_MS = 60 * 1000;
 
 export interface StoredResponse {
   status: number;
   body: unknown;
+}
+
+/** One request under an Idempotency-Key. */
+export interface IdempotentRequest {
+  apiKeyId: string;
+  /** The Idempotency-Key header. */
+  key: string;
+  /** fingerprintRequest of its method, path and body. */
+  fingerprint: string;
+  now: Date;
+}
+
+export interface IdempotentOutcome {
+  response: StoredResponse;
+  /** The response is the one stored for an earlier request with this key. */
+  replayed: boolean;
 }
 
 export function fingerprintRequest(method: string, path: string, rawBody: string): string {
@@ -17,95 +34,89 @@ export function fingerprintRequest(method: string, path: string, rawBody: string
 }
 
 /**
- * Claims an idempotency key for a request. Returns the stored response when the same key
- * and body were seen within 24 hours, or undefined when the caller should handle the request
- * (and then call completeIdempotentRequest or releaseIdempotentRequest).
+ * Runs a change at most once per API key and Idempotency-Key (for 24 hours). The change and
+ * its response are written in one transaction: a process that dies after the commit has
+ * stored the response with the change, and a retry gets that response; one that dies before
+ * it leaves nothing, and a retry makes the change. Requests with the same key wait for each
+ * other (the transaction takes the write lock first), so the second is a replay.
+ *
+ * When the change throws, `refusal` may turn the error into a response to keep (a request we
+ * refused is refused again); it is stored on its own, as the change rolled back. An error it
+ * returns nothing for (ours, or a rate limit) is thrown, and the key stays free for a retry.
  */
-export async function claimIdempotencyKey(
+export async function runIdempotent(
   db: Db,
-  apiKeyId: string,
-  key: string,
-  fingerprint: string,
-  now: Date = new Date(),
-): Promise<StoredResponse | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const existing = await trx
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('api_key_id', '=', apiKeyId)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    const age = existing ? now.getTime() - Date.parse(existing.created_at) : Infinity;
-    const stale =
-      age > IDEMPOTENCY_TTL_MS ||
-      (existing?.status_code === null && age > IDEMPOTENCY_ABANDONED_MS);
-    if (existing && !stale) {
-      if (existing.fingerprint !== fingerprint) {
-        throw new AppError(
-          'conflict',
-          'This Idempotency-Key was already used with a different request body or path.',
-          { field: 'Idempotency-Key', reason: 'reused with another request' },
-        );
-      }
-      if (existing.status_code === null) {
-        throw new AppError(
-          'conflict',
-          'A request with this Idempotency-Key is still in progress.',
-          {
-            field: 'Idempotency-Key',
-            reason: 'request in progress',
-            retryAfter: 1,
-          },
-        );
-      }
-      return { status: existing.status_code, body: JSON.parse(existing.response_body ?? 'null') };
-    }
-    if (existing) {
-      await trx
-        .deleteFrom('idempotency_keys')
-        .where('api_key_id', '=', apiKeyId)
-        .where('key', '=', key)
-        .execute();
-    }
-    await trx
-      .insertInto('idempotency_keys')
-      .values({
-        api_key_id: apiKeyId,
-        key,
-        fingerprint,
-        status_code: null,
-        response_body: null,
-        created_at: now.toISOString(),
-      })
-      .execute();
-    return undefined;
-  });
+  request: IdempotentRequest,
+  change: (trx: Transaction<Database>) => Promise<StoredResponse>,
+  refusal: (err: unknown) => StoredResponse | undefined = () => undefined,
+): Promise<IdempotentOutcome> {
+  try {
+    return await withTransaction(db, async (trx) => {
+      const stored = await findStoredResponse(trx, request);
+      if (stored) return { response: stored, replayed: true };
+      const response = await change(trx);
+      await storeResponse(trx, request, response);
+      return { response, replayed: false };
+    });
+  } catch (err) {
+    const response = refusal(err);
+    if (!response) throw err;
+    await storeResponse(db, request, response);
+    return { response, replayed: false };
+  }
 }
 
-export async function completeIdempotentRequest(
-  db: Db,
-  apiKeyId: string,
-  key: string,
+/**
+ * The response kept for this key, or undefined when the request is new (a record past its
+ * 24 hours, or a claim without a response left by an earlier version that died, is removed).
+ */
+async function findStoredResponse(
+  trx: Executor,
+  request: IdempotentRequest,
+): Promise<StoredResponse | undefined> {
+  const existing = await trx
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('api_key_id', '=', request.apiKeyId)
+    .where('key', '=', request.key)
+    .executeTakeFirst();
+  if (!existing) return undefined;
+  const age = request.now.getTime() - Date.parse(existing.created_at);
+  if (age > IDEMPOTENCY_TTL_MS || existing.status_code === null) {
+    await trx
+      .deleteFrom('idempotency_keys')
+      .where('api_key_id', '=', request.apiKeyId)
+      .where('key', '=', request.key)
+      .execute();
+    return undefined;
+  }
+  if (existing.fingerprint !== request.fingerprint) {
+    throw new AppError(
+      'conflict',
+      'This Idempotency-Key was already used with a different request body or path.',
+      { field: 'Idempotency-Key', reason: 'reused with another request' },
+    );
+  }
+  return { status: existing.status_code, body: JSON.parse(existing.response_body ?? 'null') };
+}
+
+async function storeResponse(
+  db: Executor,
+  request: IdempotentRequest,
   response: StoredResponse,
 ): Promise<void> {
   await db
-    .updateTable('idempotency_keys')
-    .set({ status_code: response.status, response_body: JSON.stringify(response.body ?? null) })
-    .where('api_key_id', '=', apiKeyId)
-    .where('key', '=', key)
-    .execute();
-}
-
-/** Forgets a claim whose request failed on our side, so the client can retry it. */
-export async function releaseIdempotentRequest(
-  db: Db,
-  apiKeyId: string,
-  key: string,
-): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('api_key_id', '=', apiKeyId)
-    .where('key', '=', key)
+    .insertInto('idempotency_keys')
+    .values({
+      api_key_id: request.apiKeyId,
+      key: request.key,
+      fingerprint: request.fingerprint,
+      status_code: response.status,
+      response_body: JSON.stringify(response.body ?? null),
+      created_at: request.now.toISOString(),
+    })
+    // A refusal stored after its rollback may meet a response stored meanwhile: keep that one.
+    .onConflict((oc) => oc.doNothing())
     .execute();
 }
 

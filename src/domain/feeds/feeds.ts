@@ -1,6 +1,6 @@
-import type { Transaction } from 'kysely';
 import type { Db } from '../../db/store.js';
-import type { Database, FeedFormat, FeedRow, FeedRowUpdate } from '../../db/schema.js';
+import type { FeedFormat, FeedRow, FeedRowUpdate } from '../../db/schema.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import {
   countFeedProducts,
   countFeeds,
@@ -17,6 +17,7 @@ import {
 } from '../../db/queries/feeds.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { announceChange } from '../changes.js';
 import { recordEvent } from '../events.js';
 import type {
   Feed,
@@ -26,8 +27,6 @@ import type {
   FeedUpdateInput,
 } from './schemas.js';
 import { presentPagination } from '../pagination.js';
-
-type Executor = Db | Transaction<Database>;
 
 /** Products per second assumed until the pipeline has measured itself on a large feed. */
 export const DEFAULT_FEED_RATE = 40_000;
@@ -137,7 +136,7 @@ export async function listFeeds(
 
 /** Creates a feed in status processing; the pipeline generates it (no event until then). */
 export async function createFeed(
-  db: Db,
+  db: Executor,
   input: FeedCreateInput,
   options: FeedOptions,
   now: Date = new Date(),
@@ -166,12 +165,13 @@ export async function createFeed(
     created_at: stamp,
     updated_at: stamp,
   };
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     if (ids) await checkProductIds(trx, ids, input.products!);
     await insertFeedRow(trx, row);
     if (ids) await replaceFeedProducts(trx, row.id, ids);
     row.estimated_completion = await estimateCompletion(trx, row, options.startDelayMs, now);
     await updateFeedRow(trx, row.id, { estimated_completion: row.estimated_completion });
+    announceChange(trx, 'feedsChanged');
     return presentFeed(trx, row, options.baseUrl);
   });
 }
@@ -183,13 +183,13 @@ export async function createFeed(
  * returns the feed untouched and records nothing.
  */
 export async function updateFeed(
-  db: Db,
+  db: Executor,
   id: string,
   input: FeedUpdateInput,
   options: FeedOptions,
   now: Date = new Date(),
 ): Promise<Feed> {
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     const before = await findFeedById(trx, id);
     if (!before) throw notFound('feed', id);
     const patch: FeedRowUpdate = {};
@@ -237,15 +237,17 @@ export async function updateFeed(
     await updateFeedRow(trx, id, { estimated_completion: after.estimated_completion });
     const feed = await presentFeed(trx, after, options.baseUrl);
     await recordEvent(trx, 'feed.updated', feed, now);
+    announceChange(trx, 'feedsChanged');
     return feed;
   });
 }
 
 /** Deletes a feed; the next pipeline run removes its files. */
-export async function deleteFeed(db: Db, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+export async function deleteFeed(db: Executor, id: string): Promise<void> {
+  await withTransaction(db, async (trx) => {
     if (!(await findFeedById(trx, id))) throw notFound('feed', id);
     await deleteFeedRow(trx, id);
+    announceChange(trx, 'feedsChanged');
   });
 }
 
@@ -305,13 +307,13 @@ export interface FeedPublication {
  * feed.published whenever the file changed or the feed became active.
  */
 export async function recordFeedPublished(
-  db: Db,
+  db: Executor,
   id: string,
   publication: FeedPublication,
   baseUrl: string,
   now: Date = new Date(),
 ): Promise<FeedRow | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     const before = await findFeedById(trx, id);
     if (!before) return undefined;
     const stamp = now.toISOString();
@@ -349,14 +351,14 @@ export async function recordFeedPublished(
  * unless its definition changed meanwhile, in which case only last_error is kept.
  */
 export async function recordFeedFailed(
-  db: Db,
+  db: Executor,
   id: string,
   revision: number,
   message: string,
   baseUrl: string,
   now: Date = new Date(),
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await withTransaction(db, async (trx) => {
     const before = await findFeedById(trx, id);
     if (!before) return;
     const patch: FeedRowUpdate = { last_error: message, last_error_at: now.toISOString() };

@@ -13,6 +13,8 @@ import {
 } from '../../db/queries/products.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
+import { announceChange } from '../changes.js';
 import { recordEvent } from '../events.js';
 import { fromMinorUnits, MoneyError, toMinorUnits } from '../money.js';
 import type { Product, ProductCreateInput, ProductUpdateInput } from './schemas.js';
@@ -91,9 +93,12 @@ export async function listProductsJson(
 const PRODUCTS_OPEN = Buffer.from('{"products":');
 const EMPTY_ARRAY = Buffer.from('[]');
 
-/** Creates a product and records product.created in the same transaction. */
+/**
+ * Creates a product and records product.created in the same transaction (the caller's, when
+ * `db` is one); catalogueChanged is announced after the commit.
+ */
 export async function createProduct(
-  db: Db,
+  db: Executor,
   input: ProductCreateInput,
   defaults: ProductDefaults,
   now: Date = new Date(),
@@ -115,7 +120,7 @@ export async function createProduct(
     created_at: stamp,
     updated_at: stamp,
   };
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     if (await findProductById(trx, row.id)) {
       throw new AppError('already_exists', `A product with id '${row.id}' already exists.`, {
         field: 'id',
@@ -125,6 +130,7 @@ export async function createProduct(
     await insertProduct(trx, row);
     const product = presentProduct(row);
     await recordEvent(trx, 'product.created', product, now);
+    announceChange(trx, 'catalogueChanged');
     return product;
   });
 }
@@ -134,12 +140,12 @@ export async function createProduct(
  * records product.updated. A request that changes nothing returns the product untouched.
  */
 export async function updateProduct(
-  db: Db,
+  db: Executor,
   id: string,
   input: ProductUpdateInput,
   now: Date = new Date(),
 ): Promise<Product> {
-  return db.transaction().execute(async (trx) => {
+  return withTransaction(db, async (trx) => {
     const before = await findProductById(trx, id);
     if (!before) throw notFound('product', id);
     const patch: ProductRowUpdate = {};
@@ -177,18 +183,24 @@ export async function updateProduct(
     await updateProductRow(trx, id, before.status, patch);
     const product = presentProduct({ ...before, ...patch } as ProductRow);
     await recordEvent(trx, 'product.updated', product, now);
+    announceChange(trx, 'catalogueChanged');
     return product;
   });
 }
 
 /** Deletes a product and records product.deleted with its last state. */
-export async function deleteProduct(db: Db, id: string, now: Date = new Date()): Promise<Product> {
-  return db.transaction().execute(async (trx) => {
+export async function deleteProduct(
+  db: Executor,
+  id: string,
+  now: Date = new Date(),
+): Promise<Product> {
+  return withTransaction(db, async (trx) => {
     const before = await findProductById(trx, id);
     if (!before) throw notFound('product', id);
     await deleteProductRow(trx, id, before.status);
     const product = presentProduct(before);
     await recordEvent(trx, 'product.deleted', product, now);
+    announceChange(trx, 'catalogueChanged');
     return product;
   });
 }

@@ -20,6 +20,8 @@ import {
 import type { WebhookRow, WebhookRowUpdate } from '../../db/schema.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
+import { announceChange } from '../changes.js';
 import { checkTarget, TargetRefusedError } from '../../net/target-guard.js';
 import { generateWebhookSecret, ROTATION_OVERLAP_MS } from './signature.js';
 import {
@@ -102,7 +104,7 @@ async function guardUrl(url: string, policy: WebhookPolicy): Promise<void> {
  * past). Without a secret, one is generated and returned this once.
  */
 export async function createWebhook(
-  db: Db,
+  db: Executor,
   input: WebhookCreateInput,
   policy: WebhookPolicy,
   now: Date = new Date(),
@@ -110,7 +112,7 @@ export async function createWebhook(
   await guardUrl(input.url, policy);
   const secret = input.secret ?? generateWebhookSecret();
   const stamp = now.toISOString();
-  const row = await db.transaction().execute(async (trx) => {
+  const row = await withTransaction(db, async (trx) => {
     if ((await countWebhooks(trx)) >= MAX_WEBHOOKS) {
       throw new AppError(
         'conflict',
@@ -134,6 +136,7 @@ export async function createWebhook(
       updated_at: stamp,
     };
     await insertWebhook(trx, created);
+    announceChange(trx, 'webhooksChanged');
     return created;
   });
   return {
@@ -168,7 +171,7 @@ export async function findWebhook(db: Db, id: string): Promise<WebhookRow> {
  * a new secret given) keeps the old secret signing beside the new one for 24 hours.
  */
 export async function updateWebhook(
-  db: Db,
+  db: Executor,
   id: string,
   input: WebhookUpdateInput,
   policy: WebhookPolicy,
@@ -177,7 +180,7 @@ export async function updateWebhook(
   if (input.url !== undefined) await guardUrl(input.url, policy);
   const stamp = now.toISOString();
   let generated: string | undefined;
-  const row = await db.transaction().execute(async (trx) => {
+  const row = await withTransaction(db, async (trx) => {
     const before = await findWebhookById(trx, id);
     if (!before) throw notFound('webhook', id);
     const patch: WebhookRowUpdate = {};
@@ -213,14 +216,18 @@ export async function updateWebhook(
     if (Object.keys(patch).length === 0) return before;
     patch.updated_at = stamp;
     await updateWebhookRow(trx, id, patch);
+    announceChange(trx, 'webhooksChanged');
     return { ...before, ...patch } as WebhookRow;
   });
   return { webhook: presentWebhook(row), ...(generated ? { secret: generated } : {}) };
 }
 
 /** Deletes an endpoint with its delivery log. */
-export async function deleteWebhook(db: Db, id: string): Promise<void> {
-  if (!(await deleteWebhookRow(db, id))) throw notFound('webhook', id);
+export async function deleteWebhook(db: Executor, id: string): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    if (!(await deleteWebhookRow(trx, id))) throw notFound('webhook', id);
+    announceChange(trx, 'webhooksChanged');
+  });
 }
 
 /** An endpoint's delivery log, newest first. */

@@ -72,7 +72,6 @@ export const feedRoutes = [
     responses: { 201: { description: 'The new feed', schema: Feed }, ...ErrorResponses },
     handler: async ({ body }, deps) => {
       const feed = await createFeed(deps.db, body, feedOptions(deps), deps.now());
-      deps.onFeedsChanged?.();
       return { status: 201, body: feed, headers: { Location: `/v1/feeds/${feed.id}` } };
     },
   }),
@@ -102,7 +101,6 @@ export const feedRoutes = [
     responses: { 200: { description: 'The updated feed', schema: Feed }, ...ErrorResponses },
     handler: async ({ params, body }, deps) => {
       const feed = await updateFeed(deps.db, params.id, body, feedOptions(deps), deps.now());
-      deps.onFeedsChanged?.();
       return { body: feed };
     },
   }),
@@ -117,7 +115,6 @@ export const feedRoutes = [
     responses: { 204: { description: 'Deleted' }, ...ErrorResponses },
     handler: async ({ params }, deps) => {
       await deleteFeed(deps.db, params.id);
-      deps.onFeedsChanged?.();
       return { status: 204 };
     },
   }),

@@ -67,7 +67,6 @@ export const productRoutes = [
         { currency: deps.config.DEFAULT_CURRENCY },
         deps.now(),
       );
-      deps.onProductsChanged?.();
       return {
         status: 201,
         body: product,
@@ -88,7 +87,6 @@ export const productRoutes = [
     responses: { 200: { description: 'The updated product', schema: Product }, ...ErrorResponses },
     handler: async ({ params, body }, deps) => {
       const product = await updateProduct(deps.db, params.id, body, deps.now());
-      deps.onProductsChanged?.();
       return { body: product };
     },
   }),
@@ -103,7 +101,6 @@ export const productRoutes = [
     responses: { 204: { description: 'Deleted' }, ...ErrorResponses },
     handler: async ({ params }, deps) => {
       await deleteProduct(deps.db, params.id, deps.now());
-      deps.onProductsChanged?.();
       return { status: 204 };
     },
   }),

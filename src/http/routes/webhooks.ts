@@ -60,7 +60,6 @@ export const webhookRoutes = [
     },
     handler: async ({ body }, deps) => {
       const { webhook, secret } = await createWebhook(deps.db, body, policyOf(deps), deps.now());
-      deps.webhooks?.nudge();
       return {
         status: 201,
         body: secret === undefined ? webhook : { ...webhook, secret },
@@ -120,7 +119,6 @@ export const webhookRoutes = [
         policyOf(deps),
         deps.now(),
       );
-      deps.webhooks?.nudge();
       return { body: secret === undefined ? webhook : { ...webhook, secret } };
     },
   }),
@@ -135,7 +133,6 @@ export const webhookRoutes = [
     responses: { 204: { description: 'Deleted' }, ...ErrorResponses },
     handler: async ({ params }, deps) => {
       await deleteWebhook(deps.db, params.id);
-      deps.webhooks?.nudge();
       return { status: 204 };
     },
   }),
