@@ -4,7 +4,7 @@ import { formatMinorUnits, maxMinorUnits, toMinorUnits } from '../../src/domain/
 import { CURRENCIES, product } from '../support/products.js';
 import { startTestServer } from '../support/server.js';
 
-// The reads send the JSON the store writes (db/queries/products.ts); the writes answer with
+// The reads send the JSON the store writes (db/sqlite/product-json.ts); the writes answer with
 // JSON.stringify of the product in JavaScript. The two must agree byte for byte.
 
 // The generator of products the API accepts is shared: test/support/products.ts.

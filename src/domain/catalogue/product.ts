@@ -121,7 +121,9 @@ function imagesOf(text: string): string[] {
   const value = parseJson(text);
   if (!Array.isArray(value)) return [];
   // The usual array holds only strings: keep it as parsed.
-  if (value.every((v) => typeof v === 'string')) return value as string[];
+  let onlyStrings = true;
+  for (let i = 0; i < value.length && onlyStrings; i++) onlyStrings = typeof value[i] === 'string';
+  if (onlyStrings) return value as string[];
   const images: string[] = [];
   for (const v of value) {
     const s = givenText(v);
