@@ -17,8 +17,8 @@ import {
   toAcpVariant,
   type AcpProduct,
   type AcpVariant,
-  type CatalogueRow,
 } from '../src/domain/discovery/acp.js';
+import { readCatalogueProduct, type CatalogueRow } from '../src/domain/catalogue/product.js';
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
@@ -79,7 +79,7 @@ export async function buildFloor(
     )
     .all() as { brand: string; n: number; u: string }[];
   const stmt = db.prepare(
-    `select id, name, description, price_minor, currency, category, images, attributes, updated_at,
+    `select id, name, description, price_minor, currency, status, category, images, attributes, created_at, updated_at,
        coalesce(json_extract(attributes, '$.item_group_id'), id) as group_key
      from products where status = 'active' and brand = ?
      order by coalesce(json_extract(attributes, '$.item_group_id'), id), id`,
@@ -118,7 +118,7 @@ export async function buildFloor(
         key = group;
         variants = [];
       }
-      variants.push(toAcpVariant(row, JSON.parse(row.attributes), seller));
+      variants.push(toAcpVariant(readCatalogueProduct(row, { storeName: seller }), seller));
       total++;
     }
     if (key !== undefined) await emit(toAcpProduct(key, variants));

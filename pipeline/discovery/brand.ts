@@ -9,6 +9,7 @@ import {
   type AcpVariant,
 } from '../../src/domain/discovery/acp.js';
 import { brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
+import { readCatalogueProduct } from '../../src/domain/catalogue/product.js';
 import { AtomicFile, publishFile, type AtomicFileOptions } from '../publish.js';
 import { PAGE_PRODUCT_LIMIT, renderBrandPage, type PriceRange } from './html.js';
 
@@ -84,8 +85,8 @@ export class BrandBuild {
         key = group;
         variants = [];
       }
-      const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
-      const variant = toAcpVariant(row, attributes, this.settings.sellerName);
+      const product = readCatalogueProduct(row, { storeName: this.settings.sellerName });
+      const variant = toAcpVariant(product, this.settings.sellerName);
       variants.push(variant);
       this.tally(variant);
     }

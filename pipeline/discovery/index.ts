@@ -10,6 +10,7 @@ import {
   recordBrandPublication,
   tallyActiveBrands,
 } from '../../src/db/queries/discovery.js';
+import { brandOrStore } from '../../src/domain/catalogue/product.js';
 import { ACP_VERSION } from '../../src/domain/discovery/acp.js';
 import { PUBLISHED_MARKER, brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
 import { rateWindows } from '../../src/http/discovery/policy.js';
@@ -69,7 +70,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
   // Products without a brand belong to the store's brand, with those that name it.
   const current = new Map<string, CurrentBrand>();
   for (const t of await tallyActiveBrands(reader)) {
-    const name = t.brand ?? storeName;
+    const name = brandOrStore(t.brand, storeName);
     const seen = current.get(name);
     if (!seen) {
       current.set(name, {

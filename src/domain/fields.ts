@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isHttpUrl } from './catalogue/url.js';
 
 /** Marks an issue as "too long" so the error handler can answer FIELD_TOO_LONG. */
 export const TOO_LONG = 'too_long';
@@ -42,13 +43,7 @@ export function text(max: number, options: { min?: number } = {}) {
 /** An absolute http(s) URL of at most `max` characters. */
 export function httpUrl(max = 2048) {
   return text(max, { min: 1 }).check((ctx) => {
-    let url: URL | undefined;
-    try {
-      url = new URL(ctx.value);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    if (!isHttpUrl(ctx.value)) {
       ctx.issues.push({
         code: 'custom',
         input: ctx.value,

@@ -41,7 +41,7 @@ export interface Reply {
 
 /**
  * A JSON body already serialised (UTF-8), sent as it is: the product reads get theirs from
- * the store (db/queries/products.ts). `Prefer: envelope` still wraps it.
+ * the store (db/sqlite/product-json.ts). `Prefer: envelope` still wraps it.
  */
 export class JsonBytes {
   constructor(readonly bytes: Buffer) {}

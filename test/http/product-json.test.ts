@@ -1,40 +1,13 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { formatMinorUnits, maxMinorUnits, toMinorUnits } from '../../src/domain/money.js';
+import { CURRENCIES, product } from '../support/products.js';
 import { startTestServer } from '../support/server.js';
 
-// The reads send the JSON the store writes (db/queries/products.ts); the writes answer with
+// The reads send the JSON the store writes (db/sqlite/product-json.ts); the writes answer with
 // JSON.stringify of the product in JavaScript. The two must agree byte for byte.
 
-const CURRENCIES = ['USD', 'JPY', 'KWD', 'EUR', 'BHD'];
-
-const textField = (maxLength: number) =>
-  fc
-    .string({ unit: 'binary', minLength: 1, maxLength })
-    .filter((s) => !s.includes('\u0000') && s.trim().length > 0);
-
-const product = fc.record({
-  name: textField(40),
-  description: fc.option(textField(80), { nil: null }),
-  currency: fc.constantFrom(...CURRENCIES),
-  // A fraction of the largest price, so the extremes (0, the maximum) come up too.
-  share: fc.oneof(fc.constantFrom(0, 1), fc.double({ min: 0, max: 1, noNaN: true })),
-  status: fc.constantFrom('active', 'inactive', 'draft'),
-  category: fc.option(
-    fc
-      .array(textField(12), { minLength: 1, maxLength: 3 })
-      .filter((levels) => levels.every((l) => !l.includes('>'))),
-    { nil: null },
-  ),
-  images: fc.array(fc.webUrl(), { maxLength: 3 }),
-  // Keys of our own, so the known attributes' checks stay out of the way.
-  extra: fc.dictionary(
-    fc.string({ maxLength: 8 }).map((k) => `x_${k}`),
-    fc.jsonValue({ maxDepth: 2 }),
-    { maxKeys: 4 },
-  ),
-  brand: fc.option(textField(20), { nil: undefined }),
-});
+// The generator of products the API accepts is shared: test/support/products.ts.
 
 t.test('a product read from the store is the JSON its write answered with', async (t) => {
   const s = await startTestServer(t);

@@ -52,9 +52,11 @@ export function streamBrandProducts(db: Db, brand: string, includeUnbranded: boo
       'description',
       'price_minor',
       'currency',
+      'status',
       'category',
       'images',
       'attributes',
+      'created_at',
       'updated_at',
     ])
     .select(GROUP_KEY.as('group_key'))

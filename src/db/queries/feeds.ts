@@ -160,6 +160,7 @@ export const FEED_SOURCE_COLUMNS = [
   'images',
   'attributes',
   'created_at',
+  'updated_at',
 ] as const;
 export type FeedSourceRow = Pick<ProductRow, (typeof FEED_SOURCE_COLUMNS)[number]>;
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
-import { EXPONENTS } from '../../currencies.js';
 import { preparedQuery } from '../prepared.js';
+import { productArrayJsonBlob, productJsonBlob } from '../sqlite/product-json.js';
 import type { Db } from '../store.js';
 import type {
   Database,
@@ -25,62 +25,8 @@ export async function findProductById(db: Executor, id: string): Promise<Product
   return (await selectProductById(db, id))[0];
 }
 
-/**
- * The price as the API's JSON number, from integer minor units: the exact decimal without
- * trailing zeros (7990 USD -> 79.9, 500 JPY -> 500). Prices have at most 15 significant
- * digits (money.ts), so this is also what JavaScript prints for the same number.
- */
-const priceJson: RawBuilder<unknown> = (() => {
-  const decimal = (exponent: number) =>
-    `rtrim(rtrim(printf('%d.%0${exponent}d', price_minor / ${10 ** exponent}, price_minor % ${10 ** exponent}), '0'), '.')`;
-  const codesByExponent = new Map<number, string[]>();
-  for (const [code, exponent] of Object.entries(EXPONENTS)) {
-    codesByExponent.set(exponent, [...(codesByExponent.get(exponent) ?? []), code]);
-  }
-  // instr() in a constant list, not `in (...)`: SQLite builds a lookup table for every run of
-  // a statement with an IN list, which costs more than the rest of a by-id read.
-  const cases = [...codesByExponent].map(
-    ([exponent, codes]) =>
-      `when instr(',${codes.join(',')},', ',' || currency || ',') then ${exponent === 0 ? 'price_minor' : decimal(exponent)}`,
-  );
-  // Built from the constant table above only: no outside text reaches this SQL.
-  return sql.raw(`case ${cases.join(' ')} else ${decimal(2)} end`);
-})();
-
-/**
- * A product as the API returns it (`presentProduct`), written as JSON by the database: byte
- * for byte what `JSON.stringify(presentProduct(row))` gives (a property test holds the two
- * together). Reads send it as it comes, as a blob: no twelve columns turned into JavaScript
- * strings, no JSON.parse of images and attributes, no JSON.stringify. Serialising a page of
- * 250 costs a third of what it did. Strings go through json_quote, which escapes as
- * JSON.stringify does; images and attributes already hold the JSON text JSON.stringify
- * wrote, and are put in as they are (json_object would parse and re-render them).
- * PostgreSQL has to_json for json_quote.
- */
-const quoted = (column: string) => sql.raw(`json_quote(${column})`);
-const FIELDS: [name: string, json: RawBuilder<unknown>][] = [
-  ['id', quoted('id')],
-  ['name', quoted('name')],
-  ['description', quoted('description')],
-  ['price', priceJson],
-  ['currency', quoted('currency')],
-  ['status', quoted('status')],
-  ['category', quoted('category')],
-  ['images', sql.raw('images')],
-  ['attributes', sql.raw('attributes')],
-  ['created_at', quoted('created_at')],
-  ['updated_at', quoted('updated_at')],
-];
-const productJson = sql`${sql.join(
-  FIELDS.map(([name, json], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}"${name}":`)} || ${json}`),
-  sql` || `,
-)} || '}'`;
-
 const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =>
-  db
-    .selectFrom('products')
-    .select(sql<Buffer>`cast(${productJson} as blob)`.as('json'))
-    .where('id', '=', id),
+  db.selectFrom('products').select(productJsonBlob.as('json')).where('id', '=', id),
 );
 
 /** The product's API JSON (UTF-8), or undefined when there is no such product. */
@@ -147,12 +93,7 @@ export async function findProductPageJson(
     : db.selectFrom('products').selectAll().where('id', 'in', ids.select('id'));
   return db
     .selectFrom(rows.as('page'))
-    .select([
-      sql<Buffer>`cast('[' || coalesce(group_concat(${productJson}, ',' order by created_at, id), '') || ']' as blob)`.as(
-        'json',
-      ),
-      (eb) => eb.fn.countAll<number>().as('count'),
-    ])
+    .select([productArrayJsonBlob.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
     .executeTakeFirstOrThrow();
 }
 

@@ -4,6 +4,8 @@
  * one Product whose id is the group id. Prices stay in minor units.
  */
 
+import type { CatalogueProduct } from '../catalogue/product.js';
+
 export const ACP_VERSION = '2026-04-17';
 
 export interface AcpPrice {
@@ -41,63 +43,23 @@ export interface AcpProduct {
   variants: AcpVariant[];
 }
 
-/** The columns of a product row the registry publishes. */
-export interface CatalogueRow {
-  id: string;
-  name: string;
-  description: string | null;
-  price_minor: number;
-  currency: string;
-  category: string | null;
-  /** JSON array of image URLs. */
-  images: string;
-  /** JSON object. */
-  attributes: string;
-  updated_at: string;
-}
-
 const OPTION_NAMES: [key: string, name: string][] = [
   ['color', 'Color'],
   ['size', 'Size'],
   ['material', 'Material'],
 ];
 
-const AVAILABILITY = new Set(['in_stock', 'out_of_stock', 'preorder', 'backorder']);
-
-/**
- * An absolute http(s) URL in the normalised form the WHATWG parser gives (spaces and quotes
- * percent-encoded), so it is a valid RFC 3986 URI; anything else is dropped.
- */
-export function normaliseHttpUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length === 0) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) return undefined;
-  return url.href;
-}
-
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-/** One of our products as an ACP Variant (keys in the schema's order, for readable feeds). */
-export function toAcpVariant(
-  row: CatalogueRow,
-  attributes: Record<string, unknown>,
-  sellerName: string,
-): AcpVariant {
-  const stated = typeof attributes.availability === 'string' ? attributes.availability : undefined;
-  const status =
-    stated && AVAILABILITY.has(stated)
-      ? stated
-      : attributes.inventory_quantity === 0
-        ? 'out_of_stock'
-        : 'in_stock';
-  const url = normaliseHttpUrl(attributes.url);
+/**
+ * One of our products as an ACP Variant (keys in the schema's order, for readable feeds).
+ * URLs are published normalised; a page or image that is not an http(s) URL is left out.
+ */
+export function toAcpVariant(product: CatalogueProduct, sellerName: string): AcpVariant {
+  const attributes = product.attributes;
+  const url = product.pageUrl;
   const gtin = nonEmptyString(attributes.gtin);
   const condition = nonEmptyString(attributes.condition);
   const options: { name: string; value: string }[] = [];
@@ -105,39 +67,29 @@ export function toAcpVariant(
     const value = nonEmptyString(attributes[key]);
     if (value) options.push({ name, value });
   }
-  const media = mediaOf(row.images, row.name);
+  const media: AcpMedia[] = product.imageUrls.map((image) => ({
+    type: 'image',
+    url: image,
+    alt_text: product.name,
+  }));
   return {
-    id: row.id,
-    title: row.name,
-    ...(row.description && row.description.trim() !== ''
-      ? { description: { plain: row.description } }
+    id: product.id,
+    title: product.name,
+    ...(product.description && product.description.trim() !== ''
+      ? { description: { plain: product.description } }
       : {}),
     ...(url ? { url } : {}),
     ...(gtin ? { barcodes: [{ type: 'GTIN', value: gtin }] } : {}),
-    price: { amount: row.price_minor, currency: row.currency },
-    availability: { available: status !== 'out_of_stock', status },
-    ...(row.category ? { categories: [{ value: row.category, taxonomy: 'merchant' }] } : {}),
+    price: { amount: product.price.minor, currency: product.price.currency },
+    availability: { available: product.available, status: product.availability },
+    ...(product.category
+      ? { categories: [{ value: product.category, taxonomy: 'merchant' }] }
+      : {}),
     ...(condition ? { condition: [condition] } : {}),
     ...(options.length ? { variant_options: options } : {}),
     ...(media.length ? { media } : {}),
     seller: { name: sellerName },
   };
-}
-
-function mediaOf(imagesJson: string, alt: string): AcpMedia[] {
-  let images: unknown;
-  try {
-    images = JSON.parse(imagesJson);
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(images)) return [];
-  const media: AcpMedia[] = [];
-  for (const image of images) {
-    const url = normaliseHttpUrl(image);
-    if (url) media.push({ type: 'image', url, alt_text: alt });
-  }
-  return media;
 }
 
 /**

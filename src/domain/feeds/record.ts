@@ -1,4 +1,10 @@
 import type { FeedSourceRow } from '../../db/queries/feeds.js';
+import {
+  isAvailability,
+  readCatalogueProduct,
+  type CatalogueProduct,
+} from '../catalogue/product.js';
+import { isLinkAsGiven } from '../catalogue/url.js';
 import { codePointLength, isValidGtin } from '../fields.js';
 import { formatMinorUnits } from '../money.js';
 
@@ -66,9 +72,7 @@ export function feedSettings(storeName: string, storeUrl: string): FeedSettings 
 
 export const TITLE_MAX = 150;
 export const DESCRIPTION_MAX = 5000;
-const AVAILABILITY = new Set(['in_stock', 'out_of_stock', 'preorder', 'backorder']);
 const CONDITION = new Set(['new', 'refurbished', 'used']);
-const HTTP_URL = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 
 // The XML 1.0 Char production allows tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and
 // U+10000-U+10FFFF. Everything else (other C0 controls, lone surrogates, U+FFFE, U+FFFF)
@@ -182,14 +186,6 @@ export const FEED_ISSUES_BY_CODE: ReadonlyMap<string, FeedIssue> = new Map(
   Object.values(FEED_ISSUES).map((issue) => [feedIssueCode(issue), issue]),
 );
 
-function parseJson<T>(text: string, fallback: T): T {
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
 function textOf(value: unknown, clean: (value: string) => string): string {
   if (typeof value === 'string') return clean(value);
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -201,40 +197,51 @@ function textOf(value: unknown, clean: (value: string) => string): string {
  * would find in it. Values are kept as they are, less the characters XML forbids.
  */
 export function toFeedItem(row: FeedSourceRow, settings: FeedSettings): FeedItem {
+  // FeedSettings is the catalogue context too: its storeName is the brand fallback.
+  return feedItemOf(readCatalogueProduct(row, settings), settings, cleanerFor(row));
+}
+
+/**
+ * A catalogue product as a feed record. URLs are published as given (a feed reader checks
+ * them, and the issues say which are not links); `clean` drops the characters XML forbids,
+ * and may skip that work when the row is known to hold none.
+ */
+export function feedItemOf(
+  p: CatalogueProduct,
+  settings: FeedSettings,
+  clean: (value: string) => string = dropForbiddenCharacters,
+): FeedItem {
   // Written for the pipeline's hot loop: no closures or intermediate arrays per product.
-  const clean = cleanerFor(row);
-  const parsed = parseJson<unknown>(row.images, []);
-  const a = parseJson<Record<string, unknown>>(row.attributes, {});
+  const a = p.attributes;
   const images: string[] = [];
-  if (Array.isArray(parsed)) {
-    for (const value of parsed) {
-      const url = textOf(value, clean);
-      if (url !== '') images.push(url);
-    }
+  for (const value of p.images) {
+    const url = clean(value);
+    if (url !== '') images.push(url);
   }
   // One value in every format: URLs joined by commas, a comma inside a URL percent-encoded.
   let additional = '';
   for (let i = 1; i < images.length; i++) {
     additional += (i > 1 ? ',' : '') + images[i]!.replaceAll(',', '%2C');
   }
-  const brand = textOf(a.brand, clean);
-  const quantity = textOf(a.inventory_quantity, clean);
+  const brand = p.givenBrand === undefined ? '' : clean(p.givenBrand);
   const record: FeedRecord = {
-    id: clean(row.id),
-    title: clean(row.name),
-    description: row.description === null ? '' : clean(row.description),
-    link: textOf(a.url, clean),
+    id: clean(p.id),
+    title: clean(p.name),
+    description: p.description === null ? '' : clean(p.description),
+    link: p.url === undefined ? '' : clean(p.url),
     image_link: images[0] ?? '',
     additional_image_link: additional,
-    price: `${formatMinorUnits(row.price_minor, row.currency)} ${row.currency}`,
-    availability: textOf(a.availability, clean) || (quantity === '0' ? 'out_of_stock' : 'in_stock'),
-    inventory_quantity: quantity,
+    price: `${formatMinorUnits(p.price.minor, p.price.currency)} ${p.price.currency}`,
+    // A stated availability is published as stated (the issues flag one we do not know).
+    availability:
+      (p.givenAvailability === undefined ? '' : clean(p.givenAvailability)) || p.availability,
+    inventory_quantity: p.inventoryQuantity === undefined ? '' : clean(p.inventoryQuantity),
     brand: brand || settings.storeName,
-    product_category: row.category === null ? '' : clean(row.category),
+    product_category: p.category === null ? '' : clean(p.category),
     gtin: textOf(a.gtin, clean),
     mpn: textOf(a.mpn, clean),
     condition: textOf(a.condition, clean),
-    item_group_id: textOf(a.item_group_id, clean),
+    item_group_id: p.itemGroupId === undefined ? '' : clean(p.itemGroupId),
     color: textOf(a.color, clean),
     size: textOf(a.size, clean),
     material: textOf(a.material, clean),
@@ -242,15 +249,15 @@ export function toFeedItem(row: FeedSourceRow, settings: FeedSettings): FeedItem
     age_group: textOf(a.age_group, clean),
     seller_name: settings.storeName,
     seller_url: settings.storeUrl,
-    enable_search: row.status === 'active' && a.enable_search !== false ? 'true' : 'false',
+    enable_search: p.status === 'active' && a.enable_search !== false ? 'true' : 'false',
     enable_checkout: a.enable_checkout === true ? 'true' : 'false',
   };
-  return { record, issues: diagnose(record, row, brand === '', images) };
+  return { record, issues: diagnose(record, p.price.minor, brand === '', images) };
 }
 
 function diagnose(
   r: FeedRecord,
-  row: FeedSourceRow,
+  priceMinor: number,
   brandMissing: boolean,
   images: string[],
 ): FeedIssue[] {
@@ -267,17 +274,17 @@ function diagnose(
   )
     issues.push(I.descriptionTooLong);
   if (r.link === '') issues.push(I.linkMissing);
-  else if (!HTTP_URL.test(r.link)) issues.push(I.linkInvalid);
+  else if (!isLinkAsGiven(r.link)) issues.push(I.linkInvalid);
   if (r.image_link === '') issues.push(I.imageMissing);
-  else if (!HTTP_URL.test(r.image_link)) issues.push(I.imageInvalid);
+  else if (!isLinkAsGiven(r.image_link)) issues.push(I.imageInvalid);
   for (let i = 1; i < images.length; i++) {
-    if (!HTTP_URL.test(images[i]!)) {
+    if (!isLinkAsGiven(images[i]!)) {
       issues.push(I.additionalImageInvalid);
       break;
     }
   }
-  if (!(row.price_minor > 0)) issues.push(I.priceInvalid);
-  if (!AVAILABILITY.has(r.availability)) issues.push(I.availabilityInvalid);
+  if (!(priceMinor > 0)) issues.push(I.priceInvalid);
+  if (!isAvailability(r.availability)) issues.push(I.availabilityInvalid);
   if (r.inventory_quantity !== '' && !/^\d+$/.test(r.inventory_quantity))
     issues.push(I.inventoryInvalid);
   if (brandMissing) issues.push(I.brandMissing);

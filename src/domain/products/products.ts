@@ -16,7 +16,9 @@ import { newId } from '../../ids.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { announceChange } from '../changes.js';
 import { recordEvent } from '../events.js';
+import { givenBrandOf, readStoredProduct } from '../catalogue/product.js';
 import { fromMinorUnits, MoneyError, toMinorUnits } from '../money.js';
+import { apiProductOf } from './present.js';
 import type { Product, ProductCreateInput, ProductUpdateInput } from './schemas.js';
 import { presentPagination } from '../pagination.js';
 
@@ -24,21 +26,9 @@ export interface ProductDefaults {
   currency: string;
 }
 
-/** A product row as the API returns it: decimal price, parsed JSON columns. */
+/** A product row as the API returns it (see apiProductOf). */
 export function presentProduct(row: ProductRow): Product {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    price: fromMinorUnits(row.price_minor, row.currency),
-    currency: row.currency,
-    status: row.status,
-    category: row.category,
-    images: JSON.parse(row.images) as string[],
-    attributes: JSON.parse(row.attributes) as Product['attributes'],
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  return apiProductOf(readStoredProduct(row));
 }
 
 function priceToMinor(price: number | string, currency: string): number {
@@ -51,7 +41,7 @@ function priceToMinor(price: number | string, currency: string): number {
 }
 
 function brandOf(attributes: Record<string, unknown>): string | null {
-  return typeof attributes.brand === 'string' ? attributes.brand : null;
+  return givenBrandOf(attributes) ?? null;
 }
 
 /** A product as the API's JSON (UTF-8): `presentProduct`, serialised by the store. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AVAILABILITIES } from '../catalogue/product.js';
 import { isCurrency } from '../money.js';
 import { CLIENT_ID_PATTERN, httpUrl, isValidGtin, text } from '../fields.js';
 
@@ -56,7 +57,7 @@ export const Attributes = z
       .optional(),
     mpn: text(70, { min: 1 }).optional(),
     condition: z.enum(['new', 'refurbished', 'used']).optional(),
-    availability: z.enum(['in_stock', 'out_of_stock', 'preorder', 'backorder']).optional(),
+    availability: z.enum(AVAILABILITIES).optional(),
     inventory_quantity: z.int().min(0).max(1_000_000_000).optional(),
     item_group_id: z
       .string()

@@ -1,0 +1,41 @@
+/**
+ * The catalogue's URL rules, in one place: what the API accepts, what the ACP registry
+ * publishes (normalised), and what a flat feed reader takes as a link (checked as given).
+ */
+
+/** An absolute http(s) URL with a host, as the WHATWG parser reads it; else undefined. */
+export function parseHttpUrl(value: unknown): URL | undefined {
+  if (typeof value !== 'string' || value.length === 0) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) return undefined;
+  return url;
+}
+
+/** Whether the API takes a value as a URL: an absolute http(s) URL with a host. */
+export function isHttpUrl(value: unknown): boolean {
+  return parseHttpUrl(value) !== undefined;
+}
+
+/**
+ * An absolute http(s) URL in the normalised form the WHATWG parser gives (spaces and quotes
+ * percent-encoded), so it is a valid RFC 3986 URI; anything else is dropped.
+ */
+export function normaliseHttpUrl(value: unknown): string | undefined {
+  return parseHttpUrl(value)?.href;
+}
+
+const LINK = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+
+/**
+ * Whether a feed reader takes a value as it stands as an http(s) link: the scheme, a host,
+ * no white space. Feeds publish URLs as given, so they are checked as given (and a regular
+ * expression keeps the pipeline's per-product cost low).
+ */
+export function isLinkAsGiven(value: string): boolean {
+  return LINK.test(value);
+}
