@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EVENT_TYPES } from '../events.js';
 import { httpUrl } from '../fields.js';
 import { Pagination } from '../products/schemas.js';
+import { webhookSecretProblem } from './signature.js';
 
 /** The kind of the event a test delivery carries; it is never recorded in the outbox. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -32,9 +33,14 @@ const EventKinds = z
 
 const Secret = z
   .string()
-  .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16 to 256 printable ASCII characters without spaces')
+  .max(256)
+  .check((ctx) => {
+    const problem = webhookSecretProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
+  })
   .meta({
-    description: 'Your own signing secret; never returned. Generated (whsec_...) when absent',
+    description:
+      'Your own signing secret, whsec_ followed by the standard base64 of 24 to 64 bytes; never returned. Generated (whsec_ and 32 random bytes) when absent',
   });
 
 const WebhookUrl = httpUrl(2048).meta({
