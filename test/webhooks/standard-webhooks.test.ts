@@ -25,14 +25,14 @@ async function lastDeliveryOf(s: TestServer, webhookId: string) {
 t.test('a receiver verifying with the standardwebhooks library accepts deliveries', async (t) => {
   const s = await startTestServer(t, FAST);
   // The receiver knows the secret only after registration: until then it refuses.
-  let secret: string | undefined;
+  const known: { secret?: string } = {};
   const receiver = await startReceiver(t, (req) => {
-    const verdict = secret ? verifyWith(secret, req) : 'no secret yet';
+    const verdict = known.secret ? verifyWith(known.secret, req) : 'no secret yet';
     return typeof verdict === 'string' ? { status: 400, body: verdict } : { status: 204 };
   });
   const hook = await s.request('POST', '/v1/webhooks', { body: { url: receiver.url } });
   t.equal(hook.status, 201);
-  secret = hook.body.secret as string;
+  const secret = (known.secret = hook.body.secret as string);
 
   const product = await s.request('POST', '/v1/products', { body: productBody() });
   const [req] = await receiver.waitFor(1);
