@@ -156,6 +156,7 @@ export function buildOpenApiDocument(
     info: {
       title: 'agentshelf platform API',
       version: VERSION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'Products, feeds, webhooks and keys of an agentshelf store. Errors come in shape A by default; send `Prefer: envelope` for shape B. See docs/decisions.md.',
     },

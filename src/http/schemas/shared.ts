@@ -17,4 +17,21 @@ export const pageQuery = {
   offset: z.coerce.number<string>().int().min(0).max(MAX_OFFSET).default(0),
 };
 
-doc(JsonValue, { id: 'JsonValue', description: 'Any JSON value' });
+/**
+ * Any JSON value, named once under components/schemas. Arrays are written with `items: {}`
+ * (any value, which for JSON is exactly a JSON value) rather than a reference to JsonValue:
+ * the TypeScript that openapi-typescript generates cannot express an array type that
+ * refers to itself through `components`, and the type checker refuses it.
+ */
+doc(JsonValue, {
+  id: 'JsonValue',
+  description: 'Any JSON value',
+  anyOf: [
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'null' },
+    { type: 'array', items: {} },
+    { type: 'object', additionalProperties: { $ref: '#/components/schemas/JsonValue' } },
+  ],
+});
