@@ -1,6 +1,12 @@
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { startReceiver, waitUntil, type ReceivedRequest } from '../support/receiver.js';
+import { signatureHeaders } from '../../src/domain/webhooks/signature.js';
+import {
+  opensslHmac,
+  startReceiver,
+  waitUntil,
+  type ReceivedRequest,
+} from '../support/receiver.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 
 const FAST = { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05' };
@@ -103,4 +109,13 @@ t.test('during a rotation a receiver with either secret verifies; then only the 
   t.match(verifyWith(third, after!), { ok: true });
   t.match(verifyWith(newSecret, after!), { ok: true });
   t.equal(verifyWith(oldSecret, after!), 'No matching signature found');
+});
+
+t.test('a secret stored before the whsec_ form was required verifies as raw bytes', async (t) => {
+  // Such rows exist only from before CONTRACT part 7 fixed the form; the API refuses them now.
+  const legacy = 'merchant-chosen-secret-42';
+  const body = '{"event":"product.created","data":{},"timestamp":"2026-11-25T00:00:00.000Z"}';
+  const headers = signatureHeaders('evt_legacy', body, [legacy], Math.floor(Date.now() / 1000));
+  t.same(new Webhook(legacy, { format: 'raw' }).verify(body, headers), JSON.parse(body));
+  t.equal(headers['X-Webhook-Signature'], await opensslHmac(legacy, body));
 });
