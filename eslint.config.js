@@ -39,6 +39,29 @@ const noDriverPaths = {
   message: driverMessage,
 };
 
+/**
+ * The domain validates; how the wire shows a schema (OpenAPI descriptions, component ids)
+ * and how a query string's text becomes numbers belong to src/http/schemas.
+ * test/lint/domain-schemas.test.ts checks that these are caught.
+ */
+const wireConcernsInDomain = [
+  {
+    selector: "CallExpression[callee.property.name='meta']",
+    message:
+      'OpenAPI metadata lives in src/http/schemas (doc/docFields on apiDocs), not on domain schemas.',
+  },
+  {
+    selector: "CallExpression[callee.property.name='describe']",
+    message:
+      'OpenAPI descriptions live in src/http/schemas (doc/docFields on apiDocs), not on domain schemas.',
+  },
+  {
+    selector: "MemberExpression[property.name='coerce']",
+    message:
+      'Query-string coercion lives in src/http/schemas (pageQuery); the domain takes numbers.',
+  },
+];
+
 export const boundaries = [
   {
     files: ['src/db/**/*.ts'],
@@ -51,6 +74,7 @@ export const boundaries = [
         'error',
         { paths: noDrivers, patterns: [noHttp, noPipeline, noDriverPaths] },
       ],
+      'no-restricted-syntax': ['error', ...wireConcernsInDomain],
     },
   },
   {

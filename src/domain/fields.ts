@@ -70,3 +70,9 @@ export function isValidGtin(value: string): boolean {
 
 /** The identifier form a merchant may use for its own ids (SKUs) and group ids. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Any JSON value (the values of `attributes`). One instance, so that the API document can
+ * name it once (`JsonValue`) wherever it appears.
+ */
+export const JsonValue = z.json();

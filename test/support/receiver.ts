@@ -113,11 +113,16 @@ export async function waitUntil<T>(
 
 /**
  * Hex HMAC-SHA256 of `message` computed by openssl in a child process: an implementation
- * independent of the service's own, to check its signatures against.
+ * independent of the service's own, to check its signatures against. A string key is used
+ * as its bytes; a Buffer key (the bytes of a `whsec_` secret) is passed to openssl in hex.
  */
-export function opensslHmac(secret: string, message: string): Promise<string> {
+export function opensslHmac(key: string | Buffer, message: string): Promise<string> {
+  const args =
+    typeof key === 'string'
+      ? ['dgst', '-sha256', '-hmac', key]
+      : ['dgst', '-sha256', '-mac', 'HMAC', '-macopt', `hexkey:${key.toString('hex')}`];
   return new Promise((resolve, reject) => {
-    const child = execFile('openssl', ['dgst', '-sha256', '-hmac', secret], (err, stdout) => {
+    const child = execFile('openssl', args, (err, stdout) => {
       if (err) return reject(err);
       // "HMAC-SHA2-256(stdin)= <hex>" or "(stdin)= <hex>", by openssl version.
       const hex = /([0-9a-f]{64})\s*$/.exec(stdout.trim());
@@ -126,4 +131,18 @@ export function opensslHmac(secret: string, message: string): Promise<string> {
     });
     child.stdin!.end(message);
   });
+}
+
+/**
+ * The `webhook-signature` entry of a Standard Webhooks delivery, computed by openssl:
+ * `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret's base64
+ * bytes after `whsec_`.
+ */
+export async function opensslStandardSignature(
+  secret: string,
+  req: ReceivedRequest,
+): Promise<string> {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const message = `${req.headers['webhook-id']}.${req.headers['webhook-timestamp']}.${req.body}`;
+  return `v1,${Buffer.from(await opensslHmac(key, message), 'hex').toString('base64')}`;
 }

@@ -53,14 +53,16 @@ t.test('an endpoint is registered, read, listed, changed and deleted', async (t)
 
 t.test('a given secret is never echoed, in any response', async (t) => {
   const s = await startTestServer(t, FAST);
-  const mine = 'merchant-chosen-secret-42';
+  const mine = `whsec_${Buffer.from('merchant-chosen-secret-of-32-byte').toString('base64')}`;
   const created = await s.request('POST', '/v1/webhooks', {
     body: { url: 'http://127.0.0.1:9/hook', secret: mine },
   });
   t.equal(created.status, 201);
   t.notOk('secret' in created.body);
   const replaced = await s.request('PUT', `/v1/webhooks/${created.body.id}`, {
-    body: { secret: `${mine}-v2` },
+    body: {
+      secret: `whsec_${Buffer.from('merchant-chosen-secret-of-32-b-v2').toString('base64')}`,
+    },
   });
   t.notOk('secret' in replaced.body);
   t.ok(replaced.body.previous_secret_expires_at, 'a replaced secret starts a rotation window');
@@ -109,16 +111,31 @@ t.test('bad input is refused with 422 naming the field', async (t) => {
       'events: must not list "*" beside other kinds',
     ],
     [
-      'short secret',
-      { url: 'http://127.0.0.1:9/', secret: 'short' },
+      'secret of another form',
+      { url: 'http://127.0.0.1:9/', secret: 'my-own-secret-0123456789' },
       'invalid_parameter',
-      'secret: must be 16 to 256 printable ASCII',
+      'secret: must be "whsec_" followed by the standard base64 of 24 to 64 bytes',
     ],
     [
-      'secret with a space',
-      { url: 'http://127.0.0.1:9/', secret: 'has a space in the middle' },
+      'secret of too few bytes',
+      { url: 'http://127.0.0.1:9/', secret: `whsec_${Buffer.alloc(16, 1).toString('base64')}` },
       'invalid_parameter',
-      'secret: must be 16 to 256',
+      'secret: must be "whsec_" followed by the standard base64 of 24 to 64 bytes',
+    ],
+    [
+      'secret of too many bytes',
+      { url: 'http://127.0.0.1:9/', secret: `whsec_${Buffer.alloc(65, 1).toString('base64')}` },
+      'invalid_parameter',
+      'secret: must be "whsec_" followed by',
+    ],
+    [
+      'secret in url-safe base64',
+      {
+        url: 'http://127.0.0.1:9/',
+        secret: `whsec_${Buffer.alloc(32, 251).toString('base64url')}`,
+      },
+      'invalid_parameter',
+      'secret: must be "whsec_" followed by',
     ],
     [
       'unknown field',
@@ -138,7 +155,7 @@ t.test('bad input is refused with 422 naming the field', async (t) => {
   });
   t.same(dup.body.events, ['product.created'], 'repeated kinds are kept once');
   const both = await s.request('PUT', `/v1/webhooks/${dup.body.id}`, {
-    body: { rotate_secret: true, secret: 'another-secret-0123456789' },
+    body: { rotate_secret: true, secret: `whsec_${Buffer.alloc(32, 3).toString('base64')}` },
   });
   t.equal(both.status, 422);
   t.match(both.body.error.details, /^secret: cannot be given together with rotate_secret/);

@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { EVENT_TYPES, recordEvent } from '../../src/domain/events.js';
-import { opensslHmac, startReceiver, waitUntil } from '../support/receiver.js';
+import {
+  opensslHmac,
+  opensslStandardSignature,
+  startReceiver,
+  waitUntil,
+} from '../support/receiver.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 
 const FAST = { ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05' };
@@ -15,54 +20,54 @@ async function deliveriesOf(s: TestServer, webhookId: string, query = '') {
   return res.body.deliveries as any[];
 }
 
-t.test(
-  'a product change is delivered signed: openssl verifies both signature headers',
-  async (t) => {
-    const s = await startTestServer(t, FAST);
-    const receiver = await startReceiver(t);
-    const created = await s.request('POST', '/v1/webhooks', { body: { url: receiver.url } });
-    t.equal(created.status, 201);
-    const secret: string = created.body.secret;
-    t.match(secret, /^whsec_[A-Za-z0-9]{32}$/);
+t.test('a product change is delivered signed: openssl verifies both signatures', async (t) => {
+  const s = await startTestServer(t, FAST);
+  const receiver = await startReceiver(t);
+  const created = await s.request('POST', '/v1/webhooks', { body: { url: receiver.url } });
+  t.equal(created.status, 201);
+  const secret: string = created.body.secret;
+  t.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'whsec_ and the base64 of 32 bytes');
 
-    const product = await s.request('POST', '/v1/products', { body: productBody() });
-    const [req] = await receiver.waitFor(1);
-    t.equal(req!.method, 'POST');
-    t.equal(req!.path, '/hook');
-    t.equal(req!.headers['content-type'], 'application/json');
-    t.match(req!.headers['user-agent'], /^agentshelf\/\d+\.\d+\.\d+$/);
-    const body = JSON.parse(req!.body);
-    t.same(Object.keys(body), ['event', 'data', 'timestamp']);
-    t.equal(body.event, 'product.created');
-    t.same(body.data, product.body);
-    t.equal(body.timestamp, product.body.created_at, 'timestamp is when the event happened');
-    t.match(req!.headers['x-webhook-id'], /^evt_/);
+  const product = await s.request('POST', '/v1/products', { body: productBody() });
+  const [req] = await receiver.waitFor(1);
+  t.equal(req!.method, 'POST');
+  t.equal(req!.path, '/hook');
+  t.equal(req!.headers['content-type'], 'application/json');
+  t.match(req!.headers['user-agent'], /^agentshelf\/\d+\.\d+\.\d+$/);
+  const body = JSON.parse(req!.body);
+  t.same(Object.keys(body), ['event', 'data', 'timestamp']);
+  t.equal(body.event, 'product.created');
+  t.same(body.data, product.body);
+  t.equal(body.timestamp, product.body.created_at, 'timestamp is when the event happened');
+  t.match(req!.headers['x-webhook-id'], /^evt_/);
 
-    t.equal(req!.headers['x-webhook-signature'], await opensslHmac(secret, req!.body));
-    t.not(req!.headers['x-webhook-signature'], await opensslHmac(`${secret}x`, req!.body));
-    const ts = req!.headers['x-webhook-timestamp'] as string;
-    t.match(ts, /^\d{10}$/);
-    t.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60, 'the timestamp is the time of the attempt');
-    t.equal(
-      req!.headers['webhook-signature'],
-      `t=${ts},v1=${await opensslHmac(secret, `${ts}.${req!.body}`)}`,
-    );
+  t.equal(req!.headers['x-webhook-signature'], await opensslHmac(secret, req!.body));
+  t.not(req!.headers['x-webhook-signature'], await opensslHmac(`${secret}x`, req!.body));
+  const ts = req!.headers['x-webhook-timestamp'] as string;
+  t.match(ts, /^\d{10}$/);
+  t.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60, 'the timestamp is the time of the attempt');
+  t.equal(req!.headers['webhook-id'], req!.headers['x-webhook-id']);
+  t.equal(req!.headers['webhook-timestamp'], ts);
+  t.equal(req!.headers['webhook-signature'], await opensslStandardSignature(secret, req!));
+  t.not(
+    req!.headers['webhook-signature'],
+    await opensslStandardSignature(`${secret.slice(0, -2)}A=`, req!),
+  );
 
-    const [delivery] = await waitUntil('the delivery to be logged as succeeded', async () => {
-      const list = await deliveriesOf(s, created.body.id);
-      return list[0]?.status === 'succeeded' ? list : undefined;
-    });
-    t.match(delivery, {
-      event: 'product.created',
-      event_id: req!.headers['x-webhook-id'],
-      attempts: 1,
-      status_code: 200,
-      error: null,
-      next_attempt_at: null,
-      test: false,
-    });
-  },
-);
+  const [delivery] = await waitUntil('the delivery to be logged as succeeded', async () => {
+    const list = await deliveriesOf(s, created.body.id);
+    return list[0]?.status === 'succeeded' ? list : undefined;
+  });
+  t.match(delivery, {
+    event: 'product.created',
+    event_id: req!.headers['x-webhook-id'],
+    attempts: 1,
+    status_code: 200,
+    error: null,
+    next_attempt_at: null,
+    test: false,
+  });
+});
 
 t.test(
   'a 500 is retried, then a 200 settles it: the same X-Webhook-Id and body twice',

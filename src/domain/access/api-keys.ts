@@ -31,42 +31,28 @@ export const ApiKeyCreate = z.strictObject({
   level: z.enum(KEY_LEVELS),
   name: text(100, { min: 1 }).optional(),
   plan: z.enum(PLAN_NAMES).optional(),
-  rpm: z
-    .int()
-    .min(1)
-    .max(10_000_000)
-    .optional()
-    .meta({ description: "Overrides the plan's requests per minute" }),
-  burst: z.int().min(6).max(20_000_000).optional().meta({
-    description: "Overrides the plan's burst per minute (floor(burst/6) requests in 10 seconds)",
-  }),
-  monthly: z
-    .int()
-    .min(1)
-    .max(1_000_000_000_000)
-    .optional()
-    .meta({ description: "Overrides the plan's requests per calendar month (UTC)" }),
+  rpm: z.int().min(1).max(10_000_000).optional(),
+  burst: z.int().min(6).max(20_000_000).optional(),
+  monthly: z.int().min(1).max(1_000_000_000_000).optional(),
 });
 export type ApiKeyCreateInput = z.infer<typeof ApiKeyCreate>;
 
-export const ApiKey = z
-  .object({
-    id: z.string(),
-    name: z.string().nullable(),
-    level: z.enum(KEY_LEVELS),
-    environment: z.string(),
-    prefix: z.string(),
-    last4: z.string(),
-    plan: z.string(),
-    rpm: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
-    burst: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
-    monthly: z.int().nullable().meta({ description: 'Per-key override; null keeps the plan' }),
-    limits: KeyLimitsView,
-    created_at: z.string(),
-    last_used_at: z.string().nullable(),
-    revoked_at: z.string().nullable(),
-  })
-  .meta({ description: 'An API key; the key itself is shown once, at creation' });
+export const ApiKey = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  level: z.enum(KEY_LEVELS),
+  environment: z.string(),
+  prefix: z.string(),
+  last4: z.string(),
+  plan: z.string(),
+  rpm: z.int().nullable(),
+  burst: z.int().nullable(),
+  monthly: z.int().nullable(),
+  limits: KeyLimitsView,
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
 export type ApiKey = z.infer<typeof ApiKey>;
 
 export function hashKey(secret: string): string {

@@ -31,14 +31,12 @@ export interface KeyLimits {
   monthly: number | null;
 }
 
-export const KeyLimitsView = z
-  .object({
-    per_minute: z.int(),
-    burst_per_minute: z.int(),
-    burst_per_10_seconds: z.int(),
-    monthly: z.int().nullable().meta({ description: 'null is unlimited' }),
-  })
-  .meta({ description: "The limits in force for a key: its plan's, with its overrides" });
+export const KeyLimitsView = z.object({
+  per_minute: z.int(),
+  burst_per_minute: z.int(),
+  burst_per_10_seconds: z.int(),
+  monthly: z.int().nullable(),
+});
 export type KeyLimitsView = z.infer<typeof KeyLimitsView>;
 
 function isPlanName(name: string): name is PlanName {

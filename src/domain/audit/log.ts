@@ -4,22 +4,21 @@ import {
   deleteAuditLogBefore,
   insertAuditLogRows,
   selectAuditLogPage,
-  type AuditLogFilter,
+  type AuditLogFilter as AuditLogRowFilter,
 } from '../../db/queries/audit-log.js';
 import type { AuditLogRow, NewAuditLogRow } from '../../db/schema.js';
+import { pageFields } from '../pagination.js';
 
-export const AuditEntry = z
-  .object({
-    id: z.int().meta({ description: 'Increases with each entry written' }),
-    time: z.string().meta({ description: 'When the request arrived (ISO 8601 UTC)' }),
-    key_id: z.string(),
-    method: z.string(),
-    path: z.string().meta({ description: 'The path, without the query string' }),
-    status: z.int(),
-    request_id: z.string(),
-    client_ip: z.string().nullable(),
-  })
-  .meta({ description: 'One authenticated request' });
+export const AuditEntry = z.object({
+  id: z.int(),
+  time: z.string(),
+  key_id: z.string(),
+  method: z.string(),
+  path: z.string(),
+  status: z.int(),
+  request_id: z.string(),
+  client_ip: z.string().nullable(),
+});
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -59,28 +58,29 @@ function queryDate(end: boolean) {
     });
 }
 
-export const AuditLogQuery = z
-  .strictObject({
-    key_id: z.string().min(1).max(200).optional(),
-    since: queryDate(false)
-      .optional()
-      .meta({ description: 'Entries at or after this date or date-time' }),
-    until: queryDate(true).optional().meta({
-      description:
-        'Entries before this date-time; a bare date includes that whole day (UTC). Pin it to page through a log that keeps growing.',
-    }),
-    status: z
-      .string()
-      .regex(/^([1-5]\d\d|[1-5]xx)$/, 'must be a status code (429) or a class (4xx)')
-      .optional()
-      .meta({ description: 'A status code (429) or a class of them (4xx)' }),
-    limit: z.coerce.number<string>().int().min(1).max(250).default(50),
-    offset: z.coerce.number<string>().int().min(0).max(1_000_000_000).default(0),
-  })
-  .refine((q) => !q.since || !q.until || q.since < q.until, {
+/** The audit log's filter and page, without the check across fields (see AuditLogQuery). */
+export const AuditLogFilter = z.strictObject({
+  key_id: z.string().min(1).max(200).optional(),
+  since: queryDate(false).optional(),
+  until: queryDate(true).optional(),
+  status: z
+    .string()
+    .regex(/^([1-5]\d\d|[1-5]xx)$/, 'must be a status code (429) or a class (4xx)')
+    .optional(),
+  ...pageFields,
+});
+
+/** Adds the check that `until`, when given with `since`, comes after it. */
+export function untilAfterSince<T extends z.ZodType<{ since?: string; until?: string }>>(
+  schema: T,
+) {
+  return schema.refine((q) => !q.since || !q.until || q.since < q.until, {
     message: 'must be after since',
     path: ['until'],
   });
+}
+
+export const AuditLogQuery = untilAfterSince(AuditLogFilter);
 export type AuditLogQuery = z.infer<typeof AuditLogQuery>;
 
 export const AuditLogPage = z.object({
@@ -155,7 +155,7 @@ export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promis
 
 /** Newest first, filtered as the query says. */
 export async function listAuditLog(db: Db, query: AuditLogQuery): Promise<AuditLogPage> {
-  let status: AuditLogFilter['status'];
+  let status: AuditLogRowFilter['status'];
   if (query.status?.endsWith('xx')) {
     const base = Number(query.status[0]) * 100;
     status = { min: base, max: base + 100 };

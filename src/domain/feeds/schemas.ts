@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CLIENT_ID_PATTERN, text } from '../fields.js';
+import { pageFields } from '../pagination.js';
 import { Category, Pagination, ProductStatus } from '../products/schemas.js';
 
 export const FEED_FORMATS = ['json', 'csv', 'xml'] as const;
@@ -12,25 +13,15 @@ export const MAX_FEED_PRODUCTS = 10_000;
 
 const FeedName = text(150, { min: 1 });
 
-const ProductIds = z
+export const ProductIds = z
   .array(z.string().regex(CLIENT_ID_PATTERN, 'must be a product id'))
   .min(1)
-  .max(MAX_FEED_PRODUCTS)
-  .meta({
-    description:
-      'Product ids the feed carries (duplicates are ignored); absent means every product',
-  });
+  .max(MAX_FEED_PRODUCTS);
 
-export const FeedFilters = z
-  .strictObject({
-    category: Category.optional().meta({
-      description: 'A category and everything below it ("Apparel" matches "Apparel > Shoes")',
-    }),
-    status: ProductStatus.optional().meta({
-      description: 'Product status to include; absent means active products only',
-    }),
-  })
-  .meta({ description: 'Narrows the products; both keys optional' });
+export const FeedFilters = z.strictObject({
+  category: Category.optional(),
+  status: ProductStatus.optional(),
+});
 
 export const FeedCreate = z.strictObject({
   name: FeedName,
@@ -43,48 +34,38 @@ export type FeedCreateInput = z.infer<typeof FeedCreate>;
 export const FeedUpdate = z.strictObject({
   name: FeedName.optional(),
   format: FeedFormat.optional(),
-  products: ProductIds.nullable()
-    .optional()
-    .meta({ description: 'Replaces the product list; null removes it (every product)' }),
-  filters: FeedFilters.nullable()
-    .optional()
-    .meta({ description: 'Replaces the filters whole; null or {} removes them' }),
-  status: z
-    .enum(['active', 'inactive'])
-    .optional()
-    .meta({ description: 'inactive stops publishing (export answers 404); active regenerates' }),
+  products: ProductIds.nullable().optional(),
+  filters: FeedFilters.nullable().optional(),
+  status: z.enum(['active', 'inactive']).optional(),
 });
 export type FeedUpdateInput = z.infer<typeof FeedUpdate>;
 
 export const FeedListQuery = z.strictObject({
   format: FeedFormat.optional(),
   status: FeedStatus.optional(),
-  limit: z.coerce.number<string>().int().min(1).max(250).default(50),
-  offset: z.coerce.number<string>().int().min(0).max(1_000_000_000).default(0),
+  ...pageFields,
 });
 export type FeedListQuery = z.infer<typeof FeedListQuery>;
 
 export const IssueSeverity = z.enum(['error', 'warning']);
 
-export const FeedDiagnostics = z
-  .object({
-    generated_at: z.string(),
-    products: z.int().meta({ description: 'Products in the run' }),
-    products_with_errors: z.int().meta({ description: 'Products with at least one error' }),
-    products_with_warnings: z.int().meta({ description: 'Products with at least one warning' }),
-    issues: z.array(
-      z.object({
-        code: z.string().meta({ description: 'field.problem, e.g. image_link.missing' }),
-        field: z.string(),
-        problem: z.enum(['missing', 'invalid', 'too_long']),
-        severity: IssueSeverity,
-        message: z.string(),
-        count: z.int(),
-      }),
-    ),
-    url: z.string().meta({ description: 'The per-product list (NDJSON)' }),
-  })
-  .meta({ description: 'What the last run found missing or invalid, summed per issue' });
+export const FeedIssueCount = z.object({
+  code: z.string(),
+  field: z.string(),
+  problem: z.enum(['missing', 'invalid', 'too_long']),
+  severity: IssueSeverity,
+  message: z.string(),
+  count: z.int(),
+});
+
+export const FeedDiagnostics = z.object({
+  generated_at: z.string(),
+  products: z.int(),
+  products_with_errors: z.int(),
+  products_with_warnings: z.int(),
+  issues: z.array(FeedIssueCount),
+  url: z.string(),
+});
 export type FeedDiagnostics = z.infer<typeof FeedDiagnostics>;
 
 const feedSummaryFields = {
@@ -92,39 +73,25 @@ const feedSummaryFields = {
   name: z.string(),
   format: FeedFormat,
   status: FeedStatus,
-  url: z.string().meta({ description: 'The export address: {base_url}/v1/feeds/<id>/export' }),
-  last_updated: z
-    .string()
-    .nullable()
-    .meta({ description: 'When the published content last changed; null before generation' }),
-  product_count: z.int().meta({ description: 'Products in the published file' }),
+  url: z.string(),
+  last_updated: z.string().nullable(),
+  product_count: z.int(),
 };
 
-export const FeedListEntry = z.object(feedSummaryFields).meta({ description: 'A feed in a list' });
+export const FeedListEntry = z.object(feedSummaryFields);
 export type FeedListEntry = z.infer<typeof FeedListEntry>;
 
-export const Feed = z
-  .object({
-    ...feedSummaryFields,
-    products: z.array(z.string()).nullable(),
-    filters: z.object({ category: z.string().optional(), status: ProductStatus.optional() }),
-    estimated_completion: z
-      .string()
-      .nullable()
-      .meta({ description: 'While processing: when the files should be published' }),
-    generated_at: z
-      .string()
-      .nullable()
-      .meta({ description: 'When a run last finished this feed, changed or not' }),
-    last_error: z
-      .object({ message: z.string(), occurred_at: z.string() })
-      .nullable()
-      .meta({ description: 'Why the last generation failed (the feed was set inactive)' }),
-    diagnostics: FeedDiagnostics.nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ description: 'A feed as the API returns it' });
+export const Feed = z.object({
+  ...feedSummaryFields,
+  products: z.array(z.string()).nullable(),
+  filters: z.object({ category: z.string().optional(), status: ProductStatus.optional() }),
+  estimated_completion: z.string().nullable(),
+  generated_at: z.string().nullable(),
+  last_error: z.object({ message: z.string(), occurred_at: z.string() }).nullable(),
+  diagnostics: FeedDiagnostics.nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 export type Feed = z.infer<typeof Feed>;
 
 export const FeedList = z.object({ feeds: z.array(FeedListEntry), pagination: Pagination });

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AVAILABILITIES } from '../catalogue/product.js';
 import { isCurrency } from '../money.js';
-import { CLIENT_ID_PATTERN, httpUrl, isValidGtin, text } from '../fields.js';
+import { CLIENT_ID_PATTERN, httpUrl, isValidGtin, JsonValue, text } from '../fields.js';
+import { pageFields } from '../pagination.js';
 
 export const PRODUCT_STATUSES = ['active', 'inactive', 'draft'] as const;
 export const ProductStatus = z.enum(PRODUCT_STATUSES);
@@ -39,9 +40,7 @@ export const Category = text(LIMITS.category, { min: 1 })
   })
   .transform((levels) => levels.join(' > '));
 
-const Price = z
-  .union([z.number(), z.string()], { error: 'must be a decimal number' })
-  .meta({ description: 'Decimal amount in the currency, e.g. 79.99', type: 'number' });
+const Price = z.union([z.number(), z.string()], { error: 'must be a decimal number' });
 
 export const Attributes = z
   .object({
@@ -50,7 +49,7 @@ export const Attributes = z
       .array(text(LIMITS.feature, { min: 1 }))
       .max(LIMITS.features)
       .optional(),
-    url: httpUrl(LIMITS.url).optional().meta({ description: 'The product page on the store' }),
+    url: httpUrl(LIMITS.url).optional(),
     gtin: z
       .string()
       .refine(isValidGtin, 'must be a GTIN-8, -12, -13 or -14 with a valid check digit')
@@ -62,16 +61,14 @@ export const Attributes = z
     item_group_id: z
       .string()
       .regex(CLIENT_ID_PATTERN, 'must be 1-100 letters, digits, ".", "_" or "-"')
-      .optional()
-      .meta({ description: 'Products sharing it are variants of one product' }),
+      .optional(),
     color: text(100, { min: 1 }).optional(),
     size: text(100, { min: 1 }).optional(),
     material: text(200, { min: 1 }).optional(),
     gender: z.enum(['male', 'female', 'unisex']).optional(),
     age_group: z.enum(['newborn', 'infant', 'toddler', 'kids', 'adult']).optional(),
   })
-  .catchall(z.json())
-  .meta({ description: 'brand, features and further known keys; other keys are kept as given' });
+  .catchall(JsonValue);
 
 export type AttributesInput = z.infer<typeof Attributes>;
 
@@ -90,8 +87,7 @@ export const ProductCreate = z.strictObject({
   id: z
     .string()
     .regex(CLIENT_ID_PATTERN, 'must be 1-100 letters, digits, ".", "_" or "-"')
-    .optional()
-    .meta({ description: "The merchant's own id (SKU); generated as prod_... when absent" }),
+    .optional(),
   name: productFields.name,
   description: productFields.description.optional(),
   price: productFields.price,
@@ -115,35 +111,30 @@ export const ProductUpdate = z.strictObject({
 });
 export type ProductUpdateInput = z.infer<typeof ProductUpdate>;
 
-export const Product = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    price: z.number(),
-    currency: z.string(),
-    status: ProductStatus,
-    category: z.string().nullable(),
-    images: z.array(z.string()),
-    attributes: z.record(z.string(), z.json()),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ description: 'A product as the API returns it' });
+export const Product = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  price: z.number(),
+  currency: z.string(),
+  status: ProductStatus,
+  category: z.string().nullable(),
+  images: z.array(z.string()),
+  attributes: z.record(z.string(), JsonValue),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 export type Product = z.infer<typeof Product>;
 
-export const Pagination = z
-  .object({
-    limit: z.int(),
-    offset: z.int(),
-    total: z.int(),
-    has_more: z.boolean(),
-  })
-  .meta({ description: 'Offset pagination' });
+export const Pagination = z.object({
+  limit: z.int(),
+  offset: z.int(),
+  total: z.int(),
+  has_more: z.boolean(),
+});
 
 export const ProductListQuery = z.strictObject({
-  limit: z.coerce.number<string>().int().min(1).max(250).default(50),
-  offset: z.coerce.number<string>().int().min(0).max(1_000_000_000).default(0),
+  ...pageFields,
   category: Category.optional(),
   status: ProductStatus.optional(),
 });

@@ -37,11 +37,11 @@ export async function sendToEndpoint(
   const startedAt = ctx.now();
   const headers = {
     ...signatureHeaders(
+      eventId,
       body,
       signingSecrets(webhook, startedAt),
       Math.floor(startedAt.getTime() / 1000),
     ),
-    'X-Webhook-Id': eventId,
     'Content-Type': 'application/json',
     'User-Agent': USER_AGENT,
   };

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../events.js';
 import { httpUrl } from '../fields.js';
+import { pageFields } from '../pagination.js';
 import { Pagination } from '../products/schemas.js';
+import { webhookSecretProblem } from './signature.js';
 
 /** The kind of the event a test delivery carries; it is never recorded in the outbox. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -12,7 +14,7 @@ export const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
 export const DISABLED_REASONS = ['requested', 'endpoint_gone', 'failing'] as const;
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
-const EventKinds = z
+export const EventKinds = z
   .array(z.enum([...EVENT_TYPES, ALL_EVENTS]))
   .min(1)
   .max(EVENT_TYPES.length + 1)
@@ -25,22 +27,17 @@ const EventKinds = z
       });
     }
   })
-  .transform((kinds) => [...new Set(kinds)])
-  .meta({
-    description: `Event kinds to receive; absent or ["${ALL_EVENTS}"] means every kind, also kinds added later`,
-  });
+  .transform((kinds) => [...new Set(kinds)]);
 
-const Secret = z
+export const Secret = z
   .string()
-  .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16 to 256 printable ASCII characters without spaces')
-  .meta({
-    description: 'Your own signing secret; never returned. Generated (whsec_...) when absent',
+  .max(256)
+  .check((ctx) => {
+    const problem = webhookSecretProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', input: ctx.value, message: problem });
   });
 
-const WebhookUrl = httpUrl(2048).meta({
-  description:
-    'Where deliveries are POSTed: http(s); private, loopback and link-local addresses are refused unless ALLOW_PRIVATE_TARGETS=true',
-});
+export const WebhookUrl = httpUrl(2048);
 
 export const WebhookCreate = z.strictObject({
   url: WebhookUrl,
@@ -53,18 +50,9 @@ export const WebhookUpdate = z
   .strictObject({
     url: WebhookUrl.optional(),
     events: EventKinds.optional(),
-    status: z
-      .enum(WEBHOOK_STATUSES)
-      .optional()
-      .meta({ description: 'disabled pauses deliveries; active resumes them' }),
-    rotate_secret: z.boolean().optional().meta({
-      description:
-        'true: a new secret is generated and returned this once; the old one keeps signing for 24 hours',
-    }),
-    secret: Secret.optional().meta({
-      description:
-        'Replace the secret with your own (never returned); the old one keeps signing for 24 hours',
-    }),
+    status: z.enum(WEBHOOK_STATUSES).optional(),
+    rotate_secret: z.boolean().optional(),
+    secret: Secret.optional(),
   })
   .check((ctx) => {
     if (ctx.value.rotate_secret && ctx.value.secret !== undefined) {
@@ -78,61 +66,43 @@ export const WebhookUpdate = z
   });
 export type WebhookUpdateInput = z.infer<typeof WebhookUpdate>;
 
-export const Webhook = z
-  .object({
-    id: z.string(),
-    url: z.string(),
-    events: z.array(z.string()),
-    status: z.enum(WEBHOOK_STATUSES),
-    disabled_reason: z.enum(DISABLED_REASONS).nullable().meta({
-      description:
-        'requested (PUT), endpoint_gone (the endpoint answered 410) or failing (every attempt failed for 3 days)',
-    }),
-    disabled_at: z.string().nullable(),
-    failing_since: z
-      .string()
-      .nullable()
-      .meta({ description: 'Start of the current run of failed attempts; null after a success' }),
-    previous_secret_expires_at: z.string().nullable().meta({
-      description:
-        'Until then, deliveries are also signed with the secret before the last rotation',
-    }),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ description: 'A webhook endpoint; its secret is shown only when generated or rotated' });
+export const Webhook = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  status: z.enum(WEBHOOK_STATUSES),
+  disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+  disabled_at: z.string().nullable(),
+  failing_since: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 export type Webhook = z.infer<typeof Webhook>;
 
 export const WebhookWithSecret = Webhook.extend({
-  secret: z.string().meta({ description: 'The generated signing secret, shown this once' }),
+  secret: z.string(),
 });
 
-export const WebhookListQuery = z.strictObject({
-  limit: z.coerce.number<string>().int().min(1).max(250).default(50),
-  offset: z.coerce.number<string>().int().min(0).max(1_000_000_000).default(0),
-});
+export const WebhookListQuery = z.strictObject(pageFields);
 
 export const WebhookList = z.object({ webhooks: z.array(Webhook), pagination: Pagination });
 
-export const WebhookDelivery = z
-  .object({
-    id: z.string(),
-    webhook_id: z.string(),
-    event_id: z.string().meta({ description: 'Sent as X-Webhook-Id, the same on every attempt' }),
-    event: z.string().meta({ description: 'The event kind' }),
-    test: z.boolean(),
-    status: z.enum(DELIVERY_STATUSES),
-    attempts: z.int(),
-    status_code: z.int().nullable().meta({ description: "The last attempt's HTTP status" }),
-    duration_ms: z.int().nullable(),
-    error: z.string().nullable(),
-    last_attempt_at: z.string().nullable(),
-    next_attempt_at: z.string().nullable().meta({
-      description: 'When a pending delivery is tried next; null while the endpoint is disabled',
-    }),
-    created_at: z.string(),
-  })
-  .meta({ description: 'One event for one endpoint, with the outcome of its last attempt' });
+export const WebhookDelivery = z.object({
+  id: z.string(),
+  webhook_id: z.string(),
+  event_id: z.string(),
+  event: z.string(),
+  test: z.boolean(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.int(),
+  status_code: z.int().nullable(),
+  duration_ms: z.int().nullable(),
+  error: z.string().nullable(),
+  last_attempt_at: z.string().nullable(),
+  next_attempt_at: z.string().nullable(),
+  created_at: z.string(),
+});
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
 export const WebhookAttempt = z.object({
@@ -142,14 +112,13 @@ export const WebhookAttempt = z.object({
   status_code: z.int().nullable(),
   duration_ms: z.int(),
   error: z.string().nullable(),
-  response_body: z.string().nullable().meta({ description: "The receiver's answer, first KiB" }),
+  response_body: z.string().nullable(),
 });
 
 export const WebhookDeliveryDetail = WebhookDelivery.extend({ history: z.array(WebhookAttempt) });
 
 export const DeliveryListQuery = z.strictObject({
-  limit: z.coerce.number<string>().int().min(1).max(250).default(50),
-  offset: z.coerce.number<string>().int().min(0).max(1_000_000_000).default(0),
+  ...pageFields,
   status: z.enum(DELIVERY_STATUSES).optional(),
   event: z.enum([...EVENT_TYPES, TEST_EVENT_TYPE]).optional(),
 });

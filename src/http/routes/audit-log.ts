@@ -1,4 +1,5 @@
-import { AuditLogPage, AuditLogQuery, listAuditLog } from '../../domain/audit/log.js';
+import { AuditLogPage, listAuditLog } from '../../domain/audit/log.js';
+import { AuditLogQueryString } from '../schemas/audit.js';
 import { defineRoute } from '../route.js';
 import { ErrorResponses } from './shared.js';
 
@@ -11,7 +12,7 @@ export const auditLogRoutes = [
       'List authenticated requests, newest first: time, key, method, path, status, request id, client IP',
     tag: 'Audit log',
     permission: 'admin',
-    query: AuditLogQuery,
+    query: AuditLogQueryString,
     responses: {
       200: { description: 'A page of audit entries', schema: AuditLogPage },
       ...ErrorResponses,

@@ -1,13 +1,7 @@
 import type Koa from 'koa';
 import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
-import {
-  Feed,
-  FeedCreate,
-  FeedList,
-  FeedListQuery,
-  FeedUpdate,
-} from '../../domain/feeds/schemas.js';
+import { Feed, FeedCreate, FeedList, FeedUpdate } from '../../domain/feeds/schemas.js';
 import {
   createFeed,
   deleteFeed,
@@ -23,6 +17,7 @@ import {
   type PublishedFileOptions,
 } from '../file-response.js';
 import { defineRoute, type AppDeps, type Reply } from '../route.js';
+import { FeedListQueryString } from '../schemas/feeds.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
@@ -52,7 +47,7 @@ export const feedRoutes = [
     summary: 'List feeds, oldest first, filtered by format and status',
     tag: 'Feeds',
     permission: 'read',
-    query: FeedListQuery,
+    query: FeedListQueryString,
     responses: { 200: { description: 'A page of feeds', schema: FeedList }, ...ErrorResponses },
     handler: async ({ query }, { db, config }) => {
       const { limit, offset, ...filter } = query;

@@ -10,10 +10,10 @@ import {
   Product,
   ProductCreate,
   ProductList,
-  ProductListQuery,
   ProductUpdate,
 } from '../../domain/products/schemas.js';
 import { defineRoute, JsonBytes } from '../route.js';
+import { ProductListQueryString } from '../schemas/products.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
@@ -27,7 +27,7 @@ export const productRoutes = [
       'List products, newest last, filtered by category (and everything below it) and status',
     tag: 'Products',
     permission: 'read',
-    query: ProductListQuery,
+    query: ProductListQueryString,
     responses: {
       200: { description: 'A page of products', schema: ProductList },
       ...ErrorResponses,

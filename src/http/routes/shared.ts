@@ -10,6 +10,7 @@ export const ErrorBody = z
     }),
   })
   .meta({
+    id: 'Error',
     description:
       'Shape A error. With `Prefer: envelope`: {success:false, error:{code, message, details:{field, reason}}, meta}',
   });

@@ -13,17 +13,16 @@ import {
 } from '../../domain/webhooks/webhooks.js';
 import {
   DeliveryList,
-  DeliveryListQuery,
   Webhook,
   WebhookCreate,
   WebhookDelivery,
   WebhookDeliveryDetail,
   WebhookList,
-  WebhookListQuery,
   WebhookUpdate,
   WebhookWithSecret,
 } from '../../domain/webhooks/schemas.js';
 import { defineRoute, type AppDeps } from '../route.js';
+import { DeliveryListQueryString, WebhookListQueryString } from '../schemas/webhooks.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
@@ -74,7 +73,7 @@ export const webhookRoutes = [
     summary: 'List endpoints, oldest first (never their secrets)',
     tag: 'Webhooks',
     permission: 'read',
-    query: WebhookListQuery,
+    query: WebhookListQueryString,
     responses: {
       200: { description: 'A page of endpoints', schema: WebhookList },
       ...ErrorResponses,
@@ -145,7 +144,7 @@ export const webhookRoutes = [
     tag: 'Webhooks',
     permission: 'read',
     params: IdParams,
-    query: DeliveryListQuery,
+    query: DeliveryListQueryString,
     responses: {
       200: { description: 'A page of deliveries', schema: DeliveryList },
       ...ErrorResponses,

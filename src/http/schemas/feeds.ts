@@ -1,0 +1,65 @@
+import {
+  Feed,
+  FeedDiagnostics,
+  FeedFilters,
+  FeedIssueCount,
+  FeedListEntry,
+  FeedListQuery,
+  FeedUpdate,
+  ProductIds,
+} from '../../domain/feeds/schemas.js';
+import { doc, docFields } from './registry.js';
+import { pageQuery } from './shared.js';
+
+/** The feed list's query string: the domain's filter, with numbers read from text. */
+export const FeedListQueryString = FeedListQuery.extend(pageQuery);
+
+doc(
+  ProductIds,
+  'Product ids the feed carries (duplicates are ignored); absent means every product',
+);
+docFields(
+  FeedFilters,
+  {
+    category: 'A category and everything below it ("Apparel" matches "Apparel > Shoes")',
+    status: 'Product status to include; absent means active products only',
+  },
+  'Narrows the products; both keys optional',
+);
+docFields(FeedUpdate, {
+  products: 'Replaces the product list; null removes it (every product)',
+  filters: 'Replaces the filters whole; null or {} removes them',
+  status: 'inactive stops publishing (export answers 404); active regenerates',
+});
+docFields(FeedIssueCount, { code: 'field.problem, e.g. image_link.missing' });
+docFields(
+  FeedDiagnostics,
+  {
+    products: 'Products in the run',
+    products_with_errors: 'Products with at least one error',
+    products_with_warnings: 'Products with at least one warning',
+    url: 'The per-product list (NDJSON)',
+  },
+  {
+    id: 'FeedDiagnostics',
+    description: 'What the last run found missing or invalid, summed per issue',
+  },
+);
+docFields(
+  FeedListEntry,
+  {
+    url: 'The export address: {base_url}/v1/feeds/<id>/export',
+    last_updated: 'When the published content last changed; null before generation',
+    product_count: 'Products in the published file',
+  },
+  { id: 'FeedListEntry', description: 'A feed in a list' },
+);
+docFields(
+  Feed,
+  {
+    estimated_completion: 'While processing: when the files should be published',
+    generated_at: 'When a run last finished this feed, changed or not',
+    last_error: 'Why the last generation failed (the feed was set inactive)',
+  },
+  { id: 'Feed', description: 'A feed as the API returns it' },
+);

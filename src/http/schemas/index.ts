@@ -1,0 +1,12 @@
+/**
+ * The HTTP layer's view of the domain's schemas: query strings read as text, and the
+ * OpenAPI descriptions and component names (`apiDocs`). Importing this module registers
+ * every description.
+ */
+export * from './access.js';
+export * from './audit.js';
+export * from './feeds.js';
+export * from './products.js';
+export * from './registry.js';
+export * from './shared.js';
+export * from './webhooks.js';
