@@ -18,6 +18,8 @@ export interface RunOptions {
   trigger?: string;
   /** How long to wait for a run already in progress (ms); 0 fails at once. */
   waitMs?: number;
+  /** Stages remove stale temporaries even when no earlier run was left unfinished. */
+  sweep?: boolean;
 }
 
 export interface PipelineRunResult {
@@ -46,12 +48,15 @@ export async function runPipeline(
   });
   try {
     const startedAt = ctx.now().toISOString();
-    // We hold the lock, so a run still marked running belongs to a holder that died.
-    await ctx.db
+    // We hold the lock, so a run still marked running belongs to a holder that died, and
+    // whatever temporaries it was writing are stale: the stages sweep them first.
+    const interrupted = await ctx.db
       .updateTable('pipeline_runs')
       .set({ status: 'interrupted', finished_at: startedAt })
       .where('status', '=', 'running')
-      .execute();
+      .executeTakeFirst();
+    const sweep = options.sweep === true || Number(interrupted.numUpdatedRows) > 0;
+    const stageCtx: PipelineContext = sweep ? { ...ctx, sweepTemporaries: true } : ctx;
     const inserted = await ctx.db
       .insertInto('pipeline_runs')
       .values({
@@ -70,7 +75,7 @@ export async function runPipeline(
     let status: PipelineRunStatus = 'succeeded';
     for (const stage of stages) {
       try {
-        results.push(await stage(ctx));
+        results.push(await stage(stageCtx));
       } catch (err) {
         if (ctx.signal?.aborted) {
           status = 'aborted';

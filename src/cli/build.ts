@@ -2,6 +2,7 @@ import { loadConfig } from '../config.js';
 import { openStore } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
+import { feedsUrlChange } from '../../pipeline/discovery/index.js';
 import { PipelineBusyError } from '../../pipeline/lock.js';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
 import { intFlag, parseVerbArgs } from './args.js';
@@ -75,9 +76,12 @@ export async function runBuild(argv: string[]): Promise<number> {
   );
   try {
     await migrateToLatest(store.db);
+    const change = await feedsUrlChange(config);
+    if (change) console.error(`agentshelf build: warning: ${change}`);
     const result = await runPipeline(ctx, defaultStages, {
       trigger: 'build',
       waitMs: waitSeconds * 1000,
+      sweep: true,
     });
     if (tty) process.stderr.write('\r\x1b[2K');
     if (values.json) {
