@@ -22,7 +22,7 @@ function referencesOutside(root: string): string[] {
   for (const top of ['src', 'pipeline', 'test', 'bench']) {
     const dir = path.join(root, top);
     for (const rel of fs.readdirSync(dir, { recursive: true }) as string[]) {
-      if (!rel.endsWith('.ts')) continue;
+      if (!rel.endsWith('.ts') || rel === path.join('package', 'clone.test.ts')) continue;
       const text = fs.readFileSync(path.join(dir, rel), 'utf8');
       if (/\.\.\/shared\b|'\.\.',\s*'shared'/.test(text)) hits.push(`${top}/${rel}`);
     }
@@ -68,8 +68,8 @@ t.test('a clone with nothing beside it builds and passes the ACP-schema tests', 
 
   const tested = run('npx', ['tap', 'build/test/pipeline/discovery-publish.test.js'], {
     cwd: repo,
-    env: { ...process.env, CI: '1' },
+    env: { ...process.env, TAP_REPORTER: 'tap' },
   });
   t.equal(tested.status, 0, `the ACP-schema tests in the clone:\n${tested.stdout.slice(-3000)}`);
-  t.match(tested.stdout, /# \{ total: \d+, pass: \d+ \}/, 'and they ran');
+  t.match(tested.stdout, /\n# \{ total: [1-9]\d*, pass: [1-9]\d* \}/, 'and they ran');
 });
