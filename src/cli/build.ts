@@ -14,6 +14,9 @@ Runs the pipeline once: generates every active or processing feed into DATA_DIR/
 atomically; a feed whose content did not change is left as it was.
 
 If another run is in progress (serve's schedule, or another build), waits for it to end.
+First removes the temporaries a killed run left, and warns on stderr when FEEDS_URL differs
+from the one the published registry was built with (this run then rewrites every URL).
+Settings come from the environment, then from ./.env for the variables not set.
 
   --wait SECONDS  Longest wait for a run in progress (default 600; 0 fails at once).
   --json          Prints one JSON object: run id, status, per-feed figures, failures,
