@@ -61,7 +61,8 @@ interface Party {
   heartbeat_ms: number | null;
 }
 
-function processIsGone(pid: number): boolean {
+/** Whether no process has this pid on this host. */
+export function processIsGone(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return false;
@@ -148,6 +149,20 @@ export async function acquirePipelineLock(
     if (!acquired) liveHere.delete(token);
     await deleteLockWaiter(db, ticket);
   }
+}
+
+/**
+ * The live holder of the pipeline lock, or undefined when the lock is free or its holder is
+ * gone (killed, or silent for longer than staleMs). Tells a sweep of stale temporaries which
+ * files a running build may still be writing.
+ */
+export async function liveLockHolder(
+  db: Db,
+  staleMs = LOCK_STALE_MS,
+): Promise<{ pid: number | null; hostname: string | null } | undefined> {
+  const row = await selectLock(db, LOCK);
+  if (row.holder === null || isGone({ ...row, token: row.holder }, staleMs)) return undefined;
+  return { pid: row.pid, hostname: row.hostname };
 }
 
 function holdLock(db: Db, token: string): PipelineLock {

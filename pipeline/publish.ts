@@ -238,8 +238,29 @@ async function sizeOfFile(file: string): Promise<number | undefined> {
   }
 }
 
-/** Removes temporary files a killed run left behind (`.<name>.tmp-<pid>-...`) under a directory. */
-export async function removeStaleTemporaries(dir: string): Promise<number> {
+/** The name AtomicFile gives its temporaries: `.<name>.tmp-<pid>-<random>` (`.gz`, `.br`). */
+const TEMPORARY_NAME = /^\..+\.tmp-(\d+)-[A-Za-z0-9]+(\.gz|\.br)?$/;
+
+/** The pid that wrote a temporary file, or undefined when the name is not one of ours. */
+export function temporaryWriter(name: string): number | undefined {
+  const m = TEMPORARY_NAME.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+export interface SweepOptions {
+  /** Temporaries whose writer (a pid) this returns true for are left alone. */
+  spare?: (pid: number) => boolean;
+}
+
+/**
+ * Removes the temporary files a killed run left behind (AtomicFile's names only, nothing
+ * else) under a directory and its subdirectories. Callers hold the pipeline lock, or spare
+ * the writers that are still alive, so no file a live run is writing goes.
+ */
+export async function removeStaleTemporaries(
+  dir: string,
+  options: SweepOptions = {},
+): Promise<number> {
   let removed = 0;
   const walk = async (d: string): Promise<void> => {
     let entries: fs.Dirent[];
@@ -250,11 +271,14 @@ export async function removeStaleTemporaries(dir: string): Promise<number> {
     }
     for (const e of entries) {
       const full = path.join(d, e.name);
-      if (e.isDirectory()) await walk(full);
-      else if (/^\..+\.tmp-\d+-[A-Za-z0-9]+(\.gz|\.br)?$/.test(e.name)) {
-        await removeQuietly(full);
-        removed++;
+      if (e.isDirectory()) {
+        await walk(full);
+        continue;
       }
+      const writer = temporaryWriter(e.name);
+      if (writer === undefined || options.spare?.(writer)) continue;
+      await removeQuietly(full);
+      removed++;
     }
   };
   await walk(dir);

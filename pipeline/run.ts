@@ -22,6 +22,8 @@ export interface RunOptions {
   trigger?: string;
   /** How long to wait for a run already in progress (ms); 0 fails at once. */
   waitMs?: number;
+  /** Stages remove stale temporaries even when no earlier run was left unfinished. */
+  sweep?: boolean;
 }
 
 export interface PipelineRunResult {
@@ -50,8 +52,11 @@ export async function runPipeline(
   });
   try {
     const startedAt = ctx.now().toISOString();
-    // We hold the lock, so a run still marked running belongs to a holder that died.
-    await interruptRunningPipelineRuns(ctx.db, startedAt);
+    // We hold the lock, so a run still marked running belongs to a holder that died, and
+    // whatever temporaries it was writing are stale: the stages sweep them first.
+    const interrupted = await interruptRunningPipelineRuns(ctx.db, startedAt);
+    const sweep = options.sweep === true || interrupted > 0;
+    const stageCtx: PipelineContext = sweep ? { ...ctx, sweepTemporaries: true } : ctx;
     const id = await insertPipelineRun(ctx.db, {
       trigger: options.trigger ?? 'build',
       status: 'running',
@@ -66,7 +71,7 @@ export async function runPipeline(
     let status: PipelineRunStatus = 'succeeded';
     for (const stage of stages) {
       try {
-        results.push(await stage(ctx));
+        results.push(await stage(stageCtx));
       } catch (err) {
         if (ctx.signal?.aborted) {
           status = 'aborted';

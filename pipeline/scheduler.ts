@@ -2,10 +2,12 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/store.js';
+import { feedsUrlChange } from './discovery/index.js';
 import { PipelineBusyError } from './lock.js';
 import { defaultStages, openPipelineContext, runPipeline } from './run.js';
 import type { Stage } from './stage.js';
 import { findStaleReason } from './staleness.js';
+import { sweepStaleTemporaries } from './sweep.js';
 
 /** How long a scheduled run waits for a run held by another process (a long `build`). */
 const LOCK_WAIT_MS = 10 * 60_000;
@@ -107,14 +109,18 @@ export function startPipelineScheduler(options: SchedulerOptions): PipelineSched
     },
   });
 
-  const startCheck = findStaleReason(store.db, config).then(
-    (reason) => {
-      if (reason === undefined) return;
-      logger.info({ reason }, 'published output is stale: running the pipeline');
-      kick('start');
-    },
-    (err: unknown) => logger.error({ err }, 'could not tell whether the output is stale'),
-  );
+  const startCheck = (async () => {
+    // A killed run's temporaries would otherwise stay until the next run after it (and go
+    // to a CDN with an upload of PUBLIC_DIR in between).
+    const swept = await sweepStaleTemporaries(store.db, config);
+    if (swept) logger.info({ files: swept }, 'removed temporaries a killed run left');
+    const change = await feedsUrlChange(config);
+    if (change) logger.warn({ feedsUrl: config.FEEDS_URL }, change);
+    const reason = await findStaleReason(store.db, config);
+    if (reason === undefined) return;
+    logger.info({ reason }, 'published output is stale: running the pipeline');
+    kick('start');
+  })().catch((err: unknown) => logger.error({ err }, 'could not tell whether the output is stale'));
 
   return {
     requestRun,

@@ -16,6 +16,11 @@ export interface PipelineContext {
   now: () => Date;
   /** Progress for a terminal: products done so far of a total, per stage. */
   progress?: (update: { stage: string; done: number; total: number }) => void;
+  /**
+   * A run before this one ended without cleaning up (killed), or the caller asked: stages
+   * first remove the stale temporaries under their output directories.
+   */
+  sweepTemporaries?: boolean;
   /** Aborted when the run must stop (serve shutting down): stages stop early, publish nothing. */
   signal?: AbortSignal;
 }

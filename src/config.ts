@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 
@@ -105,4 +107,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 function stripSlash(url: string): string {
   return url.replace(/\/+$/, '');
+}
+
+/**
+ * Loads a `.env` file (default: the working directory's) into an environment, when the file
+ * exists, with Node's own parser. A variable already set, even to '', wins over the file, so
+ * `PORT=9000 agentshelf serve` does what it says. Returns the file's path when it was read.
+ */
+export function loadEnvFile(
+  file = path.resolve('.env'),
+  env: Record<string, string | undefined> = process.env,
+): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`${file}: cannot be read (${(err as Error).message})`);
+  }
+  for (const [name, value] of Object.entries(parseEnv(text))) {
+    if (env[name] === undefined) env[name] = value;
+  }
+  return file;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError } from './config.js';
+import { ConfigError, loadEnvFile } from './config.js';
 import { UsageError } from './cli/args.js';
 import { buildHelp, runBuild } from './cli/build.js';
 import { keysHelp, runKeys } from './cli/keys.js';
@@ -41,7 +41,7 @@ ${Object.entries(VERBS)
   .map(([name, verb]) => `  ${name.padEnd(10)}${verb.summary}`)
   .join('\n')}
 
-Every command takes --help. Settings come from environment variables (README.md).`;
+Every command takes --help. Settings come from environment variables, and from a .env file\nin the working directory for those not set (README.md).`;
 
 async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
@@ -59,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    // Every command reads the same settings: the environment, then ./.env for what it lacks.
+    loadEnvFile();
     return await command.run(rest);
   } catch (err) {
     if (err instanceof UsageError) {

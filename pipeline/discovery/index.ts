@@ -15,7 +15,7 @@ import { ACP_VERSION } from '../../src/domain/discovery/acp.js';
 import { PUBLISHED_MARKER, brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
 import { rateWindows } from '../../src/http/discovery/policy.js';
 import { assignSlugs } from '../../src/domain/discovery/slug.js';
-import { publishFile } from '../publish.js';
+import { publishFile, removeStaleTemporaries } from '../publish.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';
 import { BrandBuild, SMALL_FILE, type BrandPlan } from './brand.js';
 import { renderHeadersFile, renderNginxConfig, renderRedirectsFile } from './cdn-config.js';
@@ -39,6 +39,12 @@ export function nginxConfigPath(config: Pick<Config, 'DATA_DIR'>): string {
  */
 export const publishDiscovery: Stage = async (ctx) => {
   const started = performance.now();
+  // A run killed mid-brand left its temporaries; we hold the lock, so every one is stale. Only
+  // after such a run (or when asked): walking the whole tree would cost a small republish.
+  if (ctx.sweepTemporaries) {
+    await removeStaleTemporaries(ctx.config.PUBLIC_DIR);
+    await removeStaleTemporaries(path.dirname(nginxConfigPath(ctx.config)));
+  }
   // One read snapshot for the whole run: the index counts what the feeds hold.
   return ctx.reader.transaction().execute(async (snapshot) => publish(ctx, snapshot, started));
 };
@@ -194,7 +200,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
       published_at: ctx.now().toISOString(),
     });
   }
-  if (changedFiles.length || gone.length) await writeMarker(root, ctx.now());
+  if (changedFiles.length || gone.length) await writeMarker(root, ctx.now(), config.FEEDS_URL);
 
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
   const rebuilt = plans.length - failures.length;
@@ -308,7 +314,31 @@ async function removeBrandFiles(root: string, slug: string): Promise<void> {
 }
 
 /** A new marker on each publication (a fresh id, so even the same clock gives new content). */
-async function writeMarker(root: string, now: Date): Promise<void> {
-  const content = `${JSON.stringify({ published_at: now.toISOString(), id: randomUUID() })}\n`;
+async function writeMarker(root: string, now: Date, feedsUrl: string): Promise<void> {
+  const content = `${JSON.stringify({ published_at: now.toISOString(), id: randomUUID(), feeds_url: feedsUrl })}\n`;
   await publishFile(path.join(root, PUBLISHED_MARKER), content, { gzip: false });
+}
+
+/** The FEEDS_URL the published tree under `root` was built with, when its marker says. */
+export async function publishedFeedsUrl(root: string): Promise<string | undefined> {
+  try {
+    const marker = JSON.parse(
+      await fs.promises.readFile(path.join(root, PUBLISHED_MARKER), 'utf8'),
+    ) as { feeds_url?: unknown };
+    return typeof marker.feeds_url === 'string' ? marker.feeds_url : undefined;
+  } catch {
+    return undefined; // nothing published yet, or a marker from before it named the URL
+  }
+}
+
+/**
+ * A warning when FEEDS_URL differs from the URL the published registry was built with: the
+ * next run rewrites every URL in it (every brand file, page and feed). Undefined otherwise.
+ */
+export async function feedsUrlChange(
+  config: Pick<Config, 'FEEDS_URL' | 'PUBLIC_DIR'>,
+): Promise<string | undefined> {
+  const built = await publishedFeedsUrl(config.PUBLIC_DIR);
+  if (built === undefined || built === config.FEEDS_URL) return undefined;
+  return `FEEDS_URL is ${config.FEEDS_URL} but the registry in ${config.PUBLIC_DIR} was built with ${built}: the next pipeline run rewrites every URL in it (check FEEDS_URL in the environment and in .env)`;
 }

@@ -2,6 +2,7 @@ import { loadConfig } from '../config.js';
 import { openStore } from '../db/store.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../logger.js';
+import { feedsUrlChange } from '../../pipeline/discovery/index.js';
 import { PipelineBusyError } from '../../pipeline/lock.js';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
 import { intFlag, parseVerbArgs } from './args.js';
@@ -13,6 +14,9 @@ Runs the pipeline once: generates every active or processing feed into DATA_DIR/
 atomically; a feed whose content did not change is left as it was.
 
 If another run is in progress (serve's schedule, or another build), waits for it to end.
+First removes the temporaries a killed run left, and warns on stderr when FEEDS_URL differs
+from the one the published registry was built with (this run then rewrites every URL).
+Settings come from the environment, then from ./.env for the variables not set.
 
   --wait SECONDS  Longest wait for a run in progress (default 600; 0 fails at once).
   --json          Prints one JSON object: run id, status, per-feed figures, failures,
@@ -75,9 +79,12 @@ export async function runBuild(argv: string[]): Promise<number> {
   );
   try {
     await migrateToLatest(store.db);
+    const change = await feedsUrlChange(config);
+    if (change) console.error(`agentshelf build: warning: ${change}`);
     const result = await runPipeline(ctx, defaultStages, {
       trigger: 'build',
       waitMs: waitSeconds * 1000,
+      sweep: true,
     });
     if (tty) process.stderr.write('\r\x1b[2K');
     if (values.json) {

@@ -18,9 +18,9 @@ export function repoRoot(): string {
 // percent-encoded characters (no spaces, quotes, angle brackets or braces).
 const URI = /^[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
 
-/** ajv (JSON Schema 2020-12) validating against ../shared/acp/schema.feed.json#/$defs/Product. */
+/** ajv (JSON Schema 2020-12) validating against vendor/acp/schema.feed.json#/$defs/Product. */
 export function loadAcpProductValidator() {
-  const file = path.resolve(repoRoot(), '..', 'shared', 'acp', 'schema.feed.json');
+  const file = path.join(repoRoot(), 'vendor', 'acp', 'schema.feed.json');
   const schema = JSON.parse(fs.readFileSync(file, 'utf8')) as { $id: string };
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   ajv.addKeyword('example');

@@ -3,12 +3,14 @@ import type { PipelineRunRow, PipelineRunTable } from '../schema.js';
 import type { Db } from '../store.js';
 
 /** Marks runs still `running` as interrupted (call while holding the pipeline lock). */
-export async function interruptRunningPipelineRuns(db: Db, finishedAt: string): Promise<void> {
-  await db
+/** Marks every run still "running" as interrupted; returns how many there were. */
+export async function interruptRunningPipelineRuns(db: Db, finishedAt: string): Promise<number> {
+  const result = await db
     .updateTable('pipeline_runs')
     .set({ status: 'interrupted', finished_at: finishedAt })
     .where('status', '=', 'running')
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Records a run; returns its id. */

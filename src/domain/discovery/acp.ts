@@ -1,5 +1,5 @@
 /**
- * Our products as ACP feed Products (spec version 2026-04-17, shared/acp/schema.feed.json):
+ * Our products as ACP feed Products (spec version 2026-04-17, vendor/acp/schema.feed.json):
  * each product is one Variant; products sharing attributes.item_group_id are the variants of
  * one Product whose id is the group id. Prices stay in minor units.
  */
