@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: run test install build typecheck lint fmt feeds bench openapi clean
+.PHONY: run test install build typecheck lint fmt feeds bench openapi dist clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci
@@ -48,4 +48,8 @@ openapi: build
 	node build/src/main.js openapi --out docs/openapi.json
 
 clean:
-	rm -rf build .tap
+	rm -rf build .tap dist
+
+## One executable: dist/agentshelf-linux-x64 (+ .sha256), built on Node 26 (scripts/dist.mjs).
+dist: install
+	scripts/node.sh 26 node scripts/dist.mjs

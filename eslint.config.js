@@ -36,7 +36,7 @@ export const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['build/', 'data/', 'public/', '.tap/', 'node_modules/', 'bench/.work/'] },
+  { ignores: ['build/', 'dist/', 'data/', 'public/', '.tap/', 'node_modules/', 'bench/.work/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

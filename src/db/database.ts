@@ -12,6 +12,7 @@ import {
   type SqliteDialectConfig,
 } from 'kysely';
 import type { Config } from '../config.js';
+import { sqliteNativeBinding } from '../runtime/native-addon.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -107,7 +108,11 @@ export function openSqlite(
     cacheKiB?: number;
   } = {},
 ): SQLite.Database {
-  const sqlite = new SQLite(file, { readonly: options.readonly ?? false });
+  const sqlite = new SQLite(file, {
+    readonly: options.readonly ?? false,
+    // The addon carried by the one-file binary (undefined from source). The types say string.
+    nativeBinding: sqliteNativeBinding() as string | undefined,
+  });
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
