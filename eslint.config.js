@@ -36,7 +36,18 @@ export const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['build/', 'dist/', 'data/', 'public/', '.tap/', 'node_modules/', 'bench/.work/'] },
+  {
+    ignores: [
+      'build/',
+      'dist/',
+      'data/',
+      'public/',
+      '.tap/',
+      'node_modules/',
+      'bench/.work/',
+      '.runtime/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
