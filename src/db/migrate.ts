@@ -1,4 +1,4 @@
-import { Migrator, type MigrationResult } from 'kysely';
+import { Migrator, type MigrationResult } from 'kysely/migration';
 import type { Db } from './database.js';
 import { migrations } from './migrations/index.js';
 

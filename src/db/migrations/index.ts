@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as m20261121000000 from './20261121000000_initial.js';
 import * as m20261121010000 from './20261121010000_limits_and_audit.js';
 import * as m20261121040000 from './20261121040000_discovery.js';
