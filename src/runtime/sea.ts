@@ -21,7 +21,7 @@ export function inBundle(): boolean {
 
 /** An asset's bytes, as the executable's own memory: read it, never write to it. */
 export function seaRawAsset(name: string): Uint8Array {
-  return new Uint8Array(sea.getRawAsset(name) as ArrayBuffer);
+  return new Uint8Array(sea.getRawAsset(name));
 }
 
 /** An asset as text. */
