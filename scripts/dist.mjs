@@ -7,8 +7,9 @@
 // thread's bundle, and better-sqlite3's prebuilt addon (N-API, so one file serves every Node).
 // Those are the only files the service reads at run time besides its data: the migrations are
 // code (src/db/migrations/index.ts), the version is inlined. src/runtime/ loads them from the
-// executable. Intermediate files go to dist/bundle/; `node dist/bundle/main.cjs` runs the
-// bundle without the executable.
+// executable. Intermediate files end in dist/bundle/; `node dist/bundle/main.cjs` runs the
+// bundle without the executable. Two builds at once (test runs on two Nodes) do not clash: each
+// works in a directory of its own and renames its results into place.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -41,8 +42,8 @@ const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
 const addon = fs.readFileSync(ADDON);
 const addonHash = crypto.createHash('sha256').update(addon).digest('hex').slice(0, 16);
 
-fs.rmSync(BUNDLE, { recursive: true, force: true });
-fs.mkdirSync(BUNDLE, { recursive: true });
+fs.mkdirSync(DIST, { recursive: true });
+const work = fs.mkdtempSync(path.join(DIST, '.build-'));
 
 /** @type {import('esbuild').BuildOptions} */
 const common = {
@@ -67,18 +68,18 @@ const common = {
 await build({
   ...common,
   entryPoints: [path.join(ROOT, 'src/main.ts')],
-  outfile: path.join(BUNDLE, 'main.cjs'),
+  outfile: path.join(work, 'main.cjs'),
 });
 await build({
   ...common,
   entryPoints: [path.join(ROOT, 'src/domain/audit/worker.ts')],
-  outfile: path.join(BUNDLE, WORKER_ASSET),
+  outfile: path.join(work, WORKER_ASSET),
 });
-fs.copyFileSync(ADDON, path.join(BUNDLE, ADDON_ASSET));
+fs.copyFileSync(ADDON, path.join(work, ADDON_ASSET));
 
 // The executable is a copy of this node; without its symbol table it is ~30 MB smaller, and
 // the addon still finds the N-API functions (they are in the dynamic symbol table).
-const node = path.join(BUNDLE, 'node');
+const node = path.join(work, 'node');
 fs.copyFileSync(process.execPath, node);
 fs.chmodSync(node, 0o755);
 let stripped = false;
@@ -89,29 +90,38 @@ try {
   // No strip on this machine: the binary is bigger, and works the same.
 }
 
+// Paths relative to `work` (the cwd of --build-sea): stack traces name the bundle `main.cjs`.
+const output = `${OUTPUT}.${process.pid}.tmp`;
 const config = {
-  main: path.join(BUNDLE, 'main.cjs'),
+  main: 'main.cjs',
   mainFormat: 'commonjs',
-  executable: node,
-  output: OUTPUT,
+  executable: 'node',
+  output,
   disableExperimentalSEAWarning: true,
   useCodeCache: true,
   useSnapshot: false,
   // NODE_OPTIONS is for the node a user runs, not for agentshelf.
   execArgvExtension: 'none',
   assets: {
-    [ADDON_ASSET]: path.join(BUNDLE, ADDON_ASSET),
-    [WORKER_ASSET]: path.join(BUNDLE, WORKER_ASSET),
+    [ADDON_ASSET]: ADDON_ASSET,
+    [WORKER_ASSET]: WORKER_ASSET,
   },
 };
-const configFile = path.join(BUNDLE, 'sea.json');
-fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
-fs.rmSync(OUTPUT, { force: true });
-execFileSync(process.execPath, ['--build-sea', configFile], { cwd: ROOT, stdio: 'inherit' });
-fs.chmodSync(OUTPUT, 0o755);
+fs.writeFileSync(path.join(work, 'sea.json'), `${JSON.stringify(config, null, 2)}\n`);
+execFileSync(process.execPath, ['--build-sea', 'sea.json'], { cwd: work, stdio: 'ignore' });
+fs.chmodSync(output, 0o755);
 
-const digest = crypto.createHash('sha256').update(fs.readFileSync(OUTPUT)).digest('hex');
-fs.writeFileSync(`${OUTPUT}.sha256`, `${digest}  ${path.basename(OUTPUT)}\n`);
+const digest = crypto.createHash('sha256').update(fs.readFileSync(output)).digest('hex');
+fs.writeFileSync(`${output}.sha256`, `${digest}  ${path.basename(OUTPUT)}\n`);
+fs.renameSync(output, OUTPUT);
+fs.renameSync(`${output}.sha256`, `${OUTPUT}.sha256`);
+fs.rmSync(path.join(work, 'node')); // 120 MB, and inside the binary now
+fs.rmSync(BUNDLE, { recursive: true, force: true });
+try {
+  fs.renameSync(work, BUNDLE);
+} catch {
+  fs.rmSync(work, { recursive: true, force: true }); // another build put its bundle there first
+}
 
 const size = fs.statSync(OUTPUT).size;
 console.log(
