@@ -124,3 +124,39 @@ t.test('the binary migrates, seeds, serves both APIs, builds and stops cleanly',
   const cache = path.join(home, '.cache', 'agentshelf');
   t.match(fs.readdirSync(cache), [/^better_sqlite3-[0-9a-f]{16}\.node$/], 'one addon, no .tmp');
 });
+
+t.test('the binary puts its SQLite addon only where no one else can write', async (t) => {
+  const built = ensureBinary();
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'agentshelf-binary-cache-'));
+  t.teardown(() => fs.rmSync(top, { recursive: true, force: true }));
+  const exe = path.join(top, 'agentshelf');
+  fs.copyFileSync(built, exe);
+  fs.chmodSync(exe, 0o755);
+  const shared = path.join(top, 'shared'); // a cache dir anyone may write into
+  fs.mkdirSync(shared);
+  fs.chmodSync(shared, 0o777);
+  const notADir = path.join(top, 'file'); // HOME and TMPDIR below it cannot be created
+  fs.writeFileSync(notADir, '');
+  const run = (env: Record<string, string>) =>
+    spawnSync(exe, ['migrate'], {
+      cwd: top,
+      env: { PATH: path.join(top, 'no-bin'), LOG_LEVEL: 'warn', ...env },
+      encoding: 'utf8',
+    });
+
+  const fellBack = run({ AGENTSHELF_CACHE_DIR: shared, HOME: path.join(top, 'home') });
+  t.equal(fellBack.status, 0, fellBack.stderr);
+  t.same(fs.readdirSync(shared), [], 'nothing written to the world-writable dir');
+  t.match(fs.readdirSync(path.join(top, 'home', '.cache', 'agentshelf')), [/\.node$/]);
+
+  const failed = run({
+    AGENTSHELF_CACHE_DIR: shared,
+    HOME: path.join(notADir, 'home'),
+    TMPDIR: path.join(notADir, 'tmp'),
+  });
+  t.equal(failed.status, 1);
+  t.match(failed.stderr, 'could not load the SQLite addon');
+  t.match(failed.stderr, `${shared}: directory ${shared} is writable by group or others`);
+  t.match(failed.stderr, `${path.join(notADir, 'home', '.cache', 'agentshelf')}: `);
+  t.match(failed.stderr, `${path.join(notADir, 'tmp')}/agentshelf-`);
+});
