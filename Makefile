@@ -1,51 +1,63 @@
 # agentshelf: the two commands that work on a fresh clone are `make run` and `make test`.
+#
+# Every recipe runs on a supported Node through scripts/node.sh: RUNTIME=default (the machine's
+# node if it is 24 or later, else Node 26, fetched once into .runtime/), 24, 26, or system (the
+# machine's node as it is: only the benchmark's Node 20 baseline wants that).
 SHELL := /bin/bash
+RUNTIME ?= default
+NODE := scripts/node.sh $(RUNTIME)
 NODE_MODULES := node_modules/.package-lock.json
 
 .PHONY: run test install build typecheck lint fmt feeds bench openapi dist clean
 
+# --ignore-scripts: no dependency needs an install script (better-sqlite3 13 carries prebuilt
+# binaries), and tap's plugin build is run here instead of as a postinstall.
 $(NODE_MODULES): package.json package-lock.json
-	npm ci
+	$(NODE) npm ci --ignore-scripts
+	$(NODE) npx tap build
 	@touch $@
 
 install: $(NODE_MODULES)
 
 build: install
-	npx tsc -p tsconfig.json
+	$(NODE) npx tsc -p tsconfig.json
 
 ## Set up and serve: install, migrate, seed the demo catalogue on an empty store, serve.
 run: build
-	node build/src/main.js migrate
-	node build/src/main.js seed --demo --if-empty
-	node build/src/main.js serve
+	$(NODE) node build/src/main.js migrate
+	$(NODE) node build/src/main.js seed --demo --if-empty
+	$(NODE) node build/src/main.js serve
 
 ## Install from scratch, typecheck, lint, run every test.
 test:
-	npm ci
-	npx tsc -p tsconfig.json
-	npx eslint .
-	npx prettier --check .
-	node build/test/support/run-tests.js
+	$(NODE) npm ci --ignore-scripts
+	$(NODE) npx tap build
+	rm -rf build
+	$(NODE) npx tsc -p tsconfig.json
+	$(NODE) npx eslint .
+	$(NODE) npx prettier --check .
+	$(NODE) node build/test/support/run-tests.js
 
 typecheck: install
-	npx tsc -p tsconfig.json --noEmit
+	$(NODE) npx tsc -p tsconfig.json --noEmit
 
 lint: install
-	npx eslint . && npx prettier --check .
+	$(NODE) npx eslint . && $(NODE) npx prettier --check .
 
 fmt: install
-	npx prettier --write . && npx eslint --fix .
+	$(NODE) npx prettier --write . && $(NODE) npx eslint --fix .
 
 ## One pipeline run.
 feeds: build
-	node build/src/main.js migrate
-	node build/src/main.js build
+	$(NODE) node build/src/main.js migrate
+	$(NODE) node build/src/main.js build
 
+## Benchmarks on RUNTIME: `make bench RUNTIME=24`, `make bench RUNTIME=system`.
 bench: build
-	node build/bench/run.js
+	$(NODE) node build/bench/run.js
 
 openapi: build
-	node build/src/main.js openapi --out docs/openapi.json
+	$(NODE) node build/src/main.js openapi --out docs/openapi.json
 
 clean:
 	rm -rf build .tap dist
