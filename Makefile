@@ -8,7 +8,7 @@ RUNTIME ?= default
 NODE := scripts/node.sh $(RUNTIME)
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: run test install build typecheck lint fmt feeds bench openapi clean
+.PHONY: run test install build typecheck lint fmt feeds bench openapi dist clean
 
 # --ignore-scripts: no dependency needs an install script (better-sqlite3 13 carries prebuilt
 # binaries), and tap's plugin build is run here instead of as a postinstall.
@@ -60,4 +60,8 @@ openapi: build
 	$(NODE) node build/src/main.js openapi --out docs/openapi.json
 
 clean:
-	rm -rf build .tap
+	rm -rf build .tap dist
+
+## One executable: dist/agentshelf-linux-x64 (+ .sha256), built on Node 26 (scripts/dist.mjs).
+dist: install
+	scripts/node.sh 26 node scripts/dist.mjs

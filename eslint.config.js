@@ -95,7 +95,16 @@ export const boundaries = [
 
 export default tseslint.config(
   {
-    ignores: ['build/', 'data/', 'public/', '.tap/', 'node_modules/', 'bench/.work/', '.runtime/'],
+    ignores: [
+      'build/',
+      'dist/',
+      'data/',
+      'public/',
+      '.tap/',
+      'node_modules/',
+      'bench/.work/',
+      '.runtime/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -3,6 +3,7 @@ import { limitsBenchmark } from './limits.js';
 import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
+import { distBenchmark } from './dist.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -12,4 +13,5 @@ export const benchmarks: Record<string, Benchmark> = {
   discovery: discoveryBenchmark,
   webhooks: webhooksBenchmark,
   pipeline: pipelineBenchmark,
+  dist: distBenchmark,
 };

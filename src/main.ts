@@ -50,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
     return verb ? 0 : 2;
   }
   if (verb === '--version' || verb === '-v') {
-    console.log(VERSION);
+    console.log(`agentshelf ${VERSION} (Node.js ${process.version})`);
     return 0;
   }
   const command = VERBS[verb];

@@ -46,6 +46,13 @@ function fromLibraryError(err: unknown): AppError | undefined {
       reason: 'larger than 1 MiB',
     });
   }
+  // The JSON parser refuses a `__proto__` key at any depth (prototype poisoning).
+  if (e.status === 400 && /forbidden prototype property/.test(e.message ?? '')) {
+    return new AppError('invalid_request', 'The request body has a "__proto__" key.', {
+      field: 'body',
+      reason: 'has a "__proto__" key, which is not accepted',
+    });
+  }
   if (e.status === 400 || e.status === 415) {
     const parse = e.type === 'entity.parse.failed' || /JSON/i.test(e.message ?? '');
     return new AppError(

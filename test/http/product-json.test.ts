@@ -96,3 +96,25 @@ t.test('the largest price of every kind of currency is exact', async (t) => {
   t.equal(over.status, 422);
   t.equal(over.body.error.details, 'price: must be at most 1000000000000');
 });
+
+t.test('a body with a __proto__ key anywhere is refused, and nothing is written', async (t) => {
+  const s = await startTestServer(t);
+  const bodies = [
+    '{"name":"Poisoned","price":"1.00","attributes":{"x_":[{"__proto__":false}]}}',
+    '{"name":"Poisoned","price":"1.00","attributes":{"__proto__":{"admin":true}}}',
+    '{"__proto__":{"status":"active"},"name":"Poisoned","price":"1.00"}',
+    '{"name":"Poisoned","price":"1.00","attributes":{"\\u005f_proto__":1}}',
+  ];
+  for (const raw of bodies) {
+    const refused = await s.request('POST', '/v1/products', {
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    t.equal(refused.status, 400, raw);
+    t.equal(refused.body.error.code, 'invalid_request');
+    t.equal(refused.body.error.message, 'The request body has a "__proto__" key.');
+    t.equal(refused.body.error.details, 'body: has a "__proto__" key, which is not accepted');
+  }
+  const list = await s.request('GET', '/v1/products');
+  t.equal(list.body.pagination.total, 0, 'no product was created');
+});

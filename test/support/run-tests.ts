@@ -1,55 +1,144 @@
 /**
- * Runs the tap suite and ends with the line CI reads: `N passed, M failed`.
- * N and M count the named tests (each t.test of a file); a file that fails outside
- * any named test counts as one failure.
+ * Runs the tap suite, on one or more Node runtimes, and ends with the line CI reads:
+ * `N passed, M failed`.
+ *
+ *   node build/test/support/run-tests.js [--node=RUNTIME[:FILES]]... [tap args]
+ *
+ * Each --node runs the suite through scripts/node.sh RUNTIME (24, 26, default or system),
+ * one runtime after the other; FILES, comma-separated test/**.test.ts or build/test/**.test.js
+ * paths, narrows that runtime to those files. Without --node the suite runs once on this node.
+ * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
+ *
+ * N and M count the named tests (each t.test of a file). A file that fails while none of its
+ * named tests did (a crash at exit, a signal, a timeout, an error outside any test) counts as
+ * one failure, and so does a tap run that exits non-zero with no failure seen.
  */
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 
-const args = ['tap', '--reporter=tap', ...process.argv.slice(2)];
-const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-let passed = 0;
-let failed = 0;
-let buffer = '';
-let fileHadTests = false;
-const failures: string[] = [];
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+const NODE_SH = path.join(ROOT, 'scripts', 'node.sh');
 
-function onLine(line: string): void {
-  process.stdout.write(`${line}\n`);
-  // Top-level lines are files; lines indented by 4 spaces are the tests inside them.
-  const inner = /^ {4}(not ok|ok) \d+ - (.*?)(\s+#\s*(SKIP|TODO).*)?$/.exec(line);
-  if (inner) {
-    fileHadTests = true;
-    if (inner[3]) return;
-    if (inner[1] === 'ok') passed++;
-    else {
-      failed++;
-      failures.push(inner[2]!);
-    }
-    return;
-  }
-  const top = /^(not ok|ok) \d+ - (.*?)(\s+#.*)?$/.exec(line);
-  if (top) {
-    if (top[1] === 'not ok' && !fileHadTests) {
-      failed++;
-      failures.push(top[2]!);
-    }
-    fileHadTests = false;
-  }
+interface Run {
+  /** A scripts/node.sh RUNTIME, or undefined for the node running this script. */
+  runtime: string | undefined;
+  /** Test files (build/test/**.test.js); empty for the whole suite. */
+  files: string[];
 }
 
-child.stdout.setEncoding('utf8');
-child.stdout.on('data', (chunk: string) => {
-  buffer += chunk;
-  let i: number;
-  while ((i = buffer.indexOf('\n')) >= 0) {
-    onLine(buffer.slice(0, i));
-    buffer = buffer.slice(i + 1);
+interface Tally {
+  passed: number;
+  failed: number;
+  failures: string[];
+}
+
+/** test/x/y.test.ts and build/test/x/y.test.js both name build/test/x/y.test.js. */
+function builtTestFile(file: string): string {
+  const m = /^(?:\.\/)?(?:build\/)?(test\/.+\.test)\.(?:ts|js)$/.exec(file.trim());
+  if (!m) throw new Error(`--node: '${file}' is not a test/**.test.ts file`);
+  return `build/${m[1]}.js`;
+}
+
+function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
+  const runs: Run[] = [];
+  const tapArgs: string[] = [];
+  for (const arg of argv) {
+    const m = /^--node=([^:]+)(?::(.*))?$/.exec(arg);
+    if (!m) {
+      tapArgs.push(arg);
+      continue;
+    }
+    const files = m[2] === undefined ? [] : m[2].split(',').filter(Boolean).map(builtTestFile);
+    if (m[2] !== undefined && files.length === 0)
+      throw new Error(`--node=${m[1]}: the file list after ':' is empty`);
+    runs.push({ runtime: m[1], files });
   }
-});
-child.on('close', (code) => {
-  if (buffer) onLine(buffer);
-  if (failures.length) console.log(`\nfailed:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
-  if (code !== 0 && failed === 0) failed = 1;
-  console.log(`\n${passed} passed, ${failed} failed`);
-  process.exitCode = failed > 0 ? 1 : 0;
-});
+  if (runs.length === 0) runs.push({ runtime: undefined, files: [] });
+  return { runs, tapArgs };
+}
+
+/** Runs tap once and counts its results from the TAP stream it prints. */
+function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
+  const tap = ['npx', 'tap', '--reporter=tap', ...tapArgs, ...run.files];
+  const [command, ...args] = run.runtime ? [NODE_SH, run.runtime, ...tap] : tap;
+  const child = spawn(command!, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const tally: Tally = { passed: 0, failed: 0, failures: [] };
+  let file = '';
+  let fileFailed = 0;
+  let buffer = '';
+
+  function onLine(line: string): void {
+    process.stdout.write(`${line}\n`);
+    // Top-level lines are files; lines indented by 4 spaces are the tests inside them.
+    const subtest = /^# Subtest: (.*)$/.exec(line);
+    if (subtest) {
+      file = subtest[1]!;
+      fileFailed = 0;
+      return;
+    }
+    const inner = /^ {4}(not ok|ok) \d+ - (.*?)(\s+#\s*(SKIP|TODO).*)?$/.exec(line);
+    if (inner) {
+      if (inner[3]) return;
+      if (inner[1] === 'ok') tally.passed++;
+      else {
+        tally.failed++;
+        fileFailed++;
+        tally.failures.push(`${file}: ${inner[2]!}`);
+      }
+      return;
+    }
+    const top = /^(not ok|ok) \d+ - (.*?)(\s+#.*)?$/.exec(line);
+    if (top) {
+      if (top[1] === 'not ok' && fileFailed === 0) {
+        tally.failed++;
+        tally.failures.push(
+          `${top[2]!}: the file failed outside its tests (crash, signal or timeout)`,
+        );
+      }
+      file = '';
+      fileFailed = 0;
+    }
+  }
+
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffer += chunk;
+    let i: number;
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      onLine(buffer.slice(0, i));
+      buffer = buffer.slice(i + 1);
+    }
+  });
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      if (buffer) onLine(buffer);
+      if ((code !== 0 || signal) && tally.failed === 0) {
+        tally.failed = 1;
+        tally.failures.push(`tap exited with ${signal ?? `code ${code}`} and no failed test`);
+      }
+      resolve(tally);
+    });
+  });
+}
+
+const { runs, tapArgs } = parseArgs(process.argv.slice(2));
+const total: Tally = { passed: 0, failed: 0, failures: [] };
+const summaries: string[] = [];
+for (const run of runs) {
+  const started = Date.now();
+  const tally = await runTap(run, tapArgs);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const scope = run.files.length ? `${run.files.length} files` : 'the whole suite';
+  if (tally.failures.length)
+    console.log(`\nfailed:\n${tally.failures.map((f) => `  - ${f}`).join('\n')}`);
+  if (run.runtime) {
+    const summary = `Node ${run.runtime}: ${tally.passed} passed, ${tally.failed} failed`;
+    summaries.push(`${summary} (${scope} in ${seconds} s)`);
+    console.log(`\n${summary}`);
+  }
+  total.passed += tally.passed;
+  total.failed += tally.failed;
+}
+if (summaries.length > 1) console.log(`\n${summaries.join('\n')}`);
+console.log(`\n${total.passed} passed, ${total.failed} failed`);
+process.exitCode = total.failed > 0 ? 1 : 0;

@@ -1,4 +1,5 @@
 import SQLite from 'better-sqlite3';
+import { sqliteNativeBinding } from '../../runtime/native-addon.js';
 import {
   CompiledQuery,
   SqliteDialect,
@@ -14,10 +15,10 @@ export interface SqliteOptions {
   /** Page cache in KiB (default 32,000); a connection that only scans needs little. */
   cacheKiB?: number;
   /**
-   * Path of better-sqlite3's native addon, for a build that carries it somewhere other than
-   * node_modules (a single binary). Passed through to better-sqlite3.
+   * better-sqlite3's native addon: a path, or the loaded addon. Default: the one the one-file
+   * binary carries (src/runtime/native-addon.ts), or better-sqlite3's own lookup from source.
    */
-  nativeBinding?: string;
+  nativeBinding?: string | object;
 }
 
 /**
@@ -29,7 +30,8 @@ export interface SqliteOptions {
 export function openSqlite(file: string, options: SqliteOptions = {}): SQLite.Database {
   const sqlite = new SQLite(file, {
     readonly: options.readonly ?? false,
-    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding } : {}),
+    // The types say string; better-sqlite3 also takes the loaded addon (what a binary carries).
+    nativeBinding: (options.nativeBinding ?? sqliteNativeBinding()) as string | undefined,
   });
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');

@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { StoreLocation } from '../../db/store.js';
+import { startWorker } from '../../runtime/worker.js';
 import type { AuditReply, AuditRequest, AuditTuple, AuditWorkerData } from './worker.js';
 
 export type { AuditTuple } from './worker.js';
@@ -59,7 +60,10 @@ export class AuditWriter {
       flushRows: options.flushRows,
       maxQueued: options.maxQueued ?? 100_000,
     };
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: data });
+    // From build/ the compiled worker.js; in the one-file binary the bundle scripts/dist.mjs names.
+    this.worker = startWorker('audit-worker.cjs', new URL('./worker.js', import.meta.url), {
+      workerData: data,
+    });
     // The thread never keeps a process alive by itself; close() is the way to stop it.
     this.worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
