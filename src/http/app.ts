@@ -12,8 +12,6 @@ import { checkAdmissible, checkRouted, openRequestState } from './request-state.
 import type { AppDeps, RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
 
-export { API_VERSION } from './request-state.js';
-
 /** Builds the platform API. The same app serves tests, `serve` and the benchmarks. */
 export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa({ proxy: false });
