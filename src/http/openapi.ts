@@ -23,9 +23,9 @@ function pointAtComponents(node: unknown): void {
 
 /**
  * The JSON Schema of a zod schema, as a piece of the OpenAPI document: described by
- * `apiDocs` (src/http/schemas), and with every schema that has an id there (and nothing else) moved into
- * `components` (the document's `components/schemas`) and referred to from here. Local
- * `$defs` would not resolve inside an OpenAPI document, so none are left.
+ * `apiDocs` (src/http/schemas), and with every schema that has an id there (and nothing
+ * else) moved into `components` (the document's `components/schemas`) and referred to from
+ * here. Local `$defs` would not resolve inside an OpenAPI document, so none are left.
  */
 function toSchema(
   schema: z.ZodType,

@@ -5,6 +5,9 @@ import { createConfig, lint, lintFromString } from '@redocly/openapi-core';
 import openapiTS, { astToString } from 'openapi-typescript';
 import t from 'tap';
 import ts from 'typescript';
+import { z } from 'zod';
+import { buildOpenApiDocument } from '../../src/http/openapi.js';
+import { defineRoute, type RouteDef } from '../../src/http/route.js';
 import { ROOT } from '../support/cli.js';
 import { startTestServer } from '../support/server.js';
 
@@ -124,4 +127,39 @@ t.test('openapi-typescript generates a client whose types check a usage', async 
   const errors = typeErrors(dir, { 'api.ts': generated, 'usage.ts': wrong });
   t.equal(errors.length, 2, 'a status outside the enum and a boolean price are refused');
   t.match(errors.join('\n'), /"archived"/);
+});
+
+/** A one-route list answering `schema`, for the document builder. */
+function routesAnswering(schema: z.ZodType): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/example',
+      operationId: 'getExample',
+      summary: 'An example',
+      tag: 'Meta',
+      permission: 'public',
+      responses: { 200: { description: 'The example', schema } },
+      handler: async () => ({ body: {} }),
+    }),
+  ];
+}
+
+t.test('a recursive schema without a component name stops the document', async (t) => {
+  const Tree: z.ZodType = z.lazy(() => z.object({ children: z.array(Tree) }));
+  t.throws(
+    () => buildOpenApiDocument(routesAnswering(z.object({ root: Tree })), 'http://x'),
+    /a recursive schema has no id/,
+  );
+});
+
+t.test('two different schemas under one component name stop the document', async (t) => {
+  const a = z.object({ a: z.string() }).meta({ id: 'OpenApiToolsClash' });
+  const b = z.object({ b: z.string() }).meta({ id: 'OpenApiToolsClash' });
+  const routes = [...routesAnswering(a), ...routesAnswering(b)];
+  routes[1] = { ...routes[1]!, path: '/v1/other', operationId: 'getOther' };
+  t.throws(
+    () => buildOpenApiDocument(routes, 'http://x'),
+    /components\/schemas\/OpenApiToolsClash would mean two schemas/,
+  );
 });
