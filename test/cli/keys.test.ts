@@ -1,12 +1,12 @@
 import t from 'tap';
-import { runCli, startServe } from '../support/cli.js';
+import { runCli, runCliAsync, startServe } from '../support/cli.js';
 import { startTestServer } from '../support/server.js';
 
 t.test('keys create, list and revoke act on the store a running server uses', async (t) => {
   const s = await startTestServer(t);
   const env = { DATA_DIR: s.dir };
 
-  const created = runCli(
+  const created = await runCliAsync(
     ['keys', 'create', '--level', 'read_only', '--plan', 'pro', '--rpm', '5', '--name', 'cli key'],
     env,
   );
@@ -17,7 +17,7 @@ t.test('keys create, list and revoke act on the store a running server uses', as
   t.equal(used.status, 200);
   t.equal(used.headers.get('x-ratelimit-limit'), '5', 'the override is in force');
 
-  const listed = runCli(['keys', 'list', '--json'], env);
+  const listed = await runCliAsync(['keys', 'list', '--json'], env);
   t.equal(listed.status, 0);
   t.notOk(listed.stdout.includes(secret), 'the list never shows a key');
   const keys = JSON.parse(listed.stdout) as any[];
@@ -38,14 +38,14 @@ t.test('keys create, list and revoke act on the store a running server uses', as
     mine,
     'the CLI and the API present a key the same way',
   );
-  const table = runCli(['keys', 'list'], env);
+  const table = await runCliAsync(['keys', 'list'], env);
   t.match(table.stdout, /^ID\tLEVEL\tPLAN\tLIMITS\tKEY\tCREATED\tLAST USED\tREVOKED\tNAME$/m);
   t.match(
     table.stdout,
     `${mine.id}\tread_only\tpro\t5/min, 2000 burst/min, 100000/month\task_live_...${secret.slice(-4)}`,
   );
 
-  const revoked = runCli(['keys', 'revoke', mine.id], env);
+  const revoked = await runCliAsync(['keys', 'revoke', mine.id], env);
   t.equal(revoked.status, 0);
   t.match(revoked.stdout, `revoked ${mine.id} at `);
   t.equal(

@@ -19,6 +19,27 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRes
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
+/**
+ * Runs the real CLI in a child process without blocking this process. Use it while a server in
+ * this process holds keep-alive connections: runCli blocks the event loop for the child's whole
+ * run, and on a busy machine a socket's idle timeout then fires just as the next request is
+ * written on it (ECONNRESET).
+ */
+export function runCliAsync(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   url: string;
