@@ -36,7 +36,9 @@ run: build
 # 45 s of CPU) with other builds keeping the load at 12-16.
 TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page.test.ts \
   test/db/transactions.test.ts test/domain/audit/log.test.ts test/http/discovery/server.test.ts \
-  test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts
+  test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts \
+  test/db/store.test.ts test/http/idempotency-crash.test.ts test/pipeline/stale-temporaries.test.ts \
+  test/cli/settings.test.ts
 comma := ,
 empty :=
 space := $(empty) $(empty)

@@ -305,6 +305,7 @@ export type EventRow = Selectable<EventTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type NewApiKeyRow = Insertable<ApiKeyTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
+export type NewIdempotencyKeyRow = Insertable<IdempotencyKeyTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewAuditLogRow = Insertable<AuditLogTable>;
 export type DiscoveryBrandRow = Selectable<DiscoveryBrandTable>;

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import {
+  deleteIdempotencyKey,
+  deleteIdempotencyKeysBefore,
+  insertIdempotencyKey,
+  selectIdempotencyKey,
+} from '../../db/queries/idempotency.js';
 import type { Db } from '../../db/store.js';
 import type { Database } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
@@ -74,20 +80,11 @@ async function findStoredResponse(
   trx: Executor,
   request: IdempotentRequest,
 ): Promise<StoredResponse | undefined> {
-  const existing = await trx
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where('api_key_id', '=', request.apiKeyId)
-    .where('key', '=', request.key)
-    .executeTakeFirst();
+  const existing = await selectIdempotencyKey(trx, request.apiKeyId, request.key);
   if (!existing) return undefined;
   const age = request.now.getTime() - Date.parse(existing.created_at);
   if (age > IDEMPOTENCY_TTL_MS || existing.status_code === null) {
-    await trx
-      .deleteFrom('idempotency_keys')
-      .where('api_key_id', '=', request.apiKeyId)
-      .where('key', '=', request.key)
-      .execute();
+    await deleteIdempotencyKey(trx, request.apiKeyId, request.key);
     return undefined;
   }
   if (existing.fingerprint !== request.fingerprint) {
@@ -105,22 +102,18 @@ async function storeResponse(
   request: IdempotentRequest,
   response: StoredResponse,
 ): Promise<void> {
-  await db
-    .insertInto('idempotency_keys')
-    .values({
-      api_key_id: request.apiKeyId,
-      key: request.key,
-      fingerprint: request.fingerprint,
-      status_code: response.status,
-      response_body: JSON.stringify(response.body ?? null),
-      created_at: request.now.toISOString(),
-    })
-    // A refusal stored after its rollback may meet a response stored meanwhile: keep that one.
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  // A refusal stored after its rollback may meet a response stored meanwhile: keep that one.
+  await insertIdempotencyKey(db, {
+    api_key_id: request.apiKeyId,
+    key: request.key,
+    fingerprint: request.fingerprint,
+    status_code: response.status,
+    response_body: JSON.stringify(response.body ?? null),
+    created_at: request.now.toISOString(),
+  });
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Db, now: Date = new Date()): Promise<void> {
   const cutoff = new Date(now.getTime() - IDEMPOTENCY_TTL_MS).toISOString();
-  await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute();
+  await deleteIdempotencyKeysBefore(db, cutoff);
 }
