@@ -30,10 +30,10 @@ run: build
 
 # The Node 24 pass of `make test` runs these files only: the ones whose behaviour depends on the
 # runtime itself (CLI child processes and how they exit, SQLite through the native addon, the
-# audit log's worker thread, servers starting and stopping on signals, timers): 43% of the
+# audit log's worker thread, servers starting and stopping on signals, timers): 42% of the
 # suite's per-file time. The rest is the same JavaScript on both runtimes, and CI has about 15
-# minutes: on this 2-core machine one full pass on Node 26 took 15 min 43 s of wall time (3 min
-# 45 s of CPU) with other builds keeping the load at 12-16.
+# minutes: on this 2-core machine one full pass took 4 min 57 s on Node 24 (load 2-10) and
+# 15 min 43 s on Node 26 with other builds keeping the load at 12-16 (about 3.5 min of CPU each).
 TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page.test.ts \
   test/db/transactions.test.ts test/domain/audit/log.test.ts test/http/discovery/server.test.ts \
   test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts \
