@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import { insertInChunks } from '../insert-in-chunks.js';
+import { CATALOGUE_COLUMNS } from './products.js';
 import type { Db } from '../store.js';
 import type { DiscoveryBrandRow, NewDiscoveryRequestRow } from '../schema.js';
 
@@ -46,19 +47,7 @@ export function streamBrandProducts(db: Db, brand: string, includeUnbranded: boo
   const GROUP_KEY = groupKey(db);
   return db
     .selectFrom('products')
-    .select([
-      'id',
-      'name',
-      'description',
-      'price_minor',
-      'currency',
-      'status',
-      'category',
-      'images',
-      'attributes',
-      'created_at',
-      'updated_at',
-    ])
+    .select(CATALOGUE_COLUMNS)
     .select(GROUP_KEY.as('group_key'))
     .where('status', '=', 'active')
     .where((eb) =>

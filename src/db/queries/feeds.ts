@@ -10,7 +10,7 @@ import type {
   ProductRow,
   ProductStatus,
 } from '../schema.js';
-import { countProducts, filtered } from './products.js';
+import { CATALOGUE_COLUMNS, countProducts, filtered } from './products.js';
 
 type Executor = Db | Transaction<Database>;
 
@@ -148,28 +148,15 @@ function selectedProducts(db: Executor, feed: FeedSelection) {
   return q;
 }
 
-/** The product columns a feed record is made of (fewer columns read faster). */
-export const FEED_SOURCE_COLUMNS = [
-  'id',
-  'name',
-  'description',
-  'price_minor',
-  'currency',
-  'status',
-  'category',
-  'images',
-  'attributes',
-  'created_at',
-  'updated_at',
-] as const;
-export type FeedSourceRow = Pick<ProductRow, (typeof FEED_SOURCE_COLUMNS)[number]>;
+/** The product columns a feed record is made of: the catalogue read model's. */
+export type FeedSourceRow = Pick<ProductRow, (typeof CATALOGUE_COLUMNS)[number]>;
 
 /**
  * The products of a feed in a stable order (creation time, then id), so an unchanged
  * catalogue gives byte-identical files.
  */
 export function selectFeedProducts(db: Executor, feed: FeedSelection) {
-  return selectedProducts(db, feed).select(FEED_SOURCE_COLUMNS).orderBy('created_at').orderBy('id');
+  return selectedProducts(db, feed).select(CATALOGUE_COLUMNS).orderBy('created_at').orderBy('id');
 }
 
 /**

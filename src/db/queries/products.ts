@@ -157,3 +157,21 @@ export async function adjustProductCount(
     .where('status', '=', status)
     .execute();
 }
+
+/**
+ * The product columns the catalogue read model (domain/catalogue/product.ts) is made of: what
+ * the feed records and the discovery registry read (fewer columns read faster).
+ */
+export const CATALOGUE_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'price_minor',
+  'currency',
+  'status',
+  'category',
+  'images',
+  'attributes',
+  'created_at',
+  'updated_at',
+] as const;
