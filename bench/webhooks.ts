@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { withTransaction } from '../src/db/transaction.js';
 import { recordEvent } from '../src/domain/events.js';
 import { createWebhook } from '../src/domain/webhooks/webhooks.js';
 import type { Benchmark } from './benchmark.js';
@@ -56,7 +57,7 @@ async function prepareStore(dir: string, ports: number[], events: number): Promi
       );
     }
     for (let i = 0; i < events; i += 1000) {
-      await store.db.transaction().execute(async (trx) => {
+      await withTransaction(store.db, async (trx) => {
         for (let j = i; j < Math.min(i + 1000, events); j++) {
           await recordEvent(trx, 'product.updated', sampleProduct(j));
         }
