@@ -35,14 +35,13 @@ export async function insertInChunks<T extends keyof Database & string>(
       `insertInChunks(${table}): a row has ${columns.length} columns, more than the ${maxParams} bound parameters a statement may carry`,
     );
   }
-  const perStatement = Math.max(
-    1,
-    Math.min(options.maxRows ?? 1000, Math.floor(maxParams / columns.length)),
-  );
+  const perStatement = rowsPerStatement(columns.length, maxParams, options);
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
     const reusable = chunk.length === perStatement && sameColumns(chunk, columns);
-    const compiled = reusable ? reusableStatement(db, table, columns, chunk) : undefined;
+    const compiled = reusable
+      ? reusableStatement(db, table, columns, perStatement, () => chunk)
+      : undefined;
     if (compiled) {
       await db.executeQuery({ ...compiled, parameters: flatValues(chunk, columns) });
     } else {
@@ -53,6 +52,52 @@ export async function insertInChunks<T extends keyof Database & string>(
     }
   }
   return rows.length;
+}
+
+/**
+ * insertInChunks for rows already laid out as values in the order of `columns`, each one the
+ * driver binds as is (no undefined, no SQL expressions): no object a row, no check a row. For
+ * writers on a hot path (the audit log's thread).
+ */
+export async function insertValuesInChunks<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  columns: readonly (keyof Database[T] & string)[],
+  rows: readonly (readonly unknown[])[],
+  options: InsertInChunksOptions = {},
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  const names = columns as readonly string[];
+  const maxParams = options.maxBindParameters ?? dialectOf(db).maxBindParameters;
+  const perStatement = rowsPerStatement(names.length, maxParams, options);
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    const compiled =
+      chunk.length === perStatement
+        ? reusableStatement(db, table, names, perStatement, () => objectsOf(chunk, names))
+        : undefined;
+    if (compiled) {
+      await db.executeQuery({ ...compiled, parameters: chunk.flat() });
+    } else {
+      await db
+        .insertInto(table)
+        .values(objectsOf(chunk, names) as never)
+        .execute();
+    }
+  }
+  return rows.length;
+}
+
+function rowsPerStatement(
+  columnCount: number,
+  maxParams: number,
+  options: InsertInChunksOptions,
+): number {
+  return Math.max(1, Math.min(options.maxRows ?? 1000, Math.floor(maxParams / columnCount)));
+}
+
+function objectsOf(rows: readonly (readonly unknown[])[], columns: readonly string[]): object[] {
+  return rows.map((values) => Object.fromEntries(columns.map((c, i) => [c, values[i]])));
 }
 
 /** Every column any row names, in first-seen order (Kysely inserts their union). */
@@ -77,7 +122,7 @@ function isPlainValue(v: unknown): boolean {
   return v === null || (v !== undefined && (typeof v !== 'object' || Buffer.isBuffer(v)));
 }
 
-function flatValues(rows: readonly object[], columns: string[]): unknown[] {
+function flatValues(rows: readonly object[], columns: readonly string[]): unknown[] {
   const out = new Array<unknown>(rows.length * columns.length);
   let n = 0;
   for (const row of rows) for (const c of columns) out[n++] = (row as Record<string, unknown>)[c];
@@ -94,15 +139,17 @@ const statements = new Map<unknown, Map<string, CompiledQuery | null>>();
 function reusableStatement(
   db: Kysely<Database>,
   table: string,
-  columns: string[],
-  chunk: readonly object[],
+  columns: readonly string[],
+  size: number,
+  sample: () => readonly object[],
 ): CompiledQuery | undefined {
   const adapter = db.getExecutor().adapter.constructor;
   let byShape = statements.get(adapter);
   if (!byShape) statements.set(adapter, (byShape = new Map()));
-  const key = `${table}\u0000${chunk.length}\u0000${columns.join('\u0000')}`;
+  const key = `${table}\u0000${size}\u0000${columns.join('\u0000')}`;
   let compiled = byShape.get(key);
   if (compiled === undefined) {
+    const chunk = sample();
     const built = db
       .insertInto(table as keyof Database)
       .values(chunk as never)

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { KyselyPlugin } from 'kysely';
 import t, { type Test } from 'tap';
-import { insertInChunks } from '../../src/db/insert-in-chunks.js';
+import { insertInChunks, insertValuesInChunks } from '../../src/db/insert-in-chunks.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { NewDiscoveryRequestRow } from '../../src/db/schema.js';
 import { openStore, type Db } from '../../src/db/store.js';
@@ -148,4 +148,33 @@ t.test('inside a transaction, a failing chunk leaves no row behind', async (t) =
   );
   const stored = await db.selectFrom('discovery_brands').select('name').execute();
   t.same(stored, []);
+});
+
+t.test('rows given as values split the same way and store the same rows', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  const columns = ['name', 'slug', 'created_at'] as const;
+  for (const [n, expected] of [
+    [10, [10]],
+    [11, [10, 1]],
+    [31, [10, 10, 10, 1]],
+  ] as const) {
+    await db.deleteFrom('discovery_brands').execute();
+    inserted.length = 0;
+    const rows = brands(n).map((b) => [b.name, b.slug, b.created_at]);
+    t.equal(
+      await insertValuesInChunks(db, 'discovery_brands', columns, rows, { maxBindParameters: 30 }),
+      n,
+    );
+    t.same(inserted, expected, `${n} rows`);
+    const stored = await db
+      .selectFrom('discovery_brands')
+      .select(['name', 'slug', 'created_at'])
+      .orderBy('slug')
+      .execute();
+    t.same(
+      stored,
+      brands(n).sort((a, b) => (a.slug < b.slug ? -1 : 1)),
+      `${n} rows stored with their values in their columns`,
+    );
+  }
 });

@@ -1,12 +1,38 @@
-import { insertInChunks } from '../insert-in-chunks.js';
-import type { AuditLogRow, NewAuditLogRow } from '../schema.js';
+import { insertValuesInChunks } from '../insert-in-chunks.js';
+import type { AuditLogRow } from '../schema.js';
 import type { Db } from '../store.js';
 
-/** Writes entries in one transaction. */
-export async function insertAuditLogRows(db: Db, rows: NewAuditLogRow[]): Promise<void> {
+/** The audit log's columns, in the order of AuditLogValues. */
+export const AUDIT_LOG_COLUMNS = [
+  'created_at',
+  'api_key_id',
+  'method',
+  'path',
+  'status',
+  'request_id',
+  'client_ip',
+] as const;
+
+/** An entry's column values, in the order of AUDIT_LOG_COLUMNS (the writer thread's form). */
+export type AuditLogValues = [
+  created_at: string,
+  api_key_id: string,
+  method: string,
+  path: string,
+  status: number,
+  request_id: string,
+  client_ip: string | null,
+];
+
+/** Writes entries, given as column values, in one transaction. */
+export async function insertAuditLogValues(db: Db, rows: AuditLogValues[]): Promise<void> {
   if (rows.length === 0) return;
   // 7 parameters a row; 400 rows a statement was measured the cheapest per row.
-  await db.transaction().execute((trx) => insertInChunks(trx, 'audit_log', rows, { maxRows: 400 }));
+  await db
+    .transaction()
+    .execute((trx) =>
+      insertValuesInChunks(trx, 'audit_log', AUDIT_LOG_COLUMNS, rows, { maxRows: 400 }),
+    );
 }
 
 export interface AuditLogFilter {

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import type { Db } from '../../db/store.js';
 import {
+  AUDIT_LOG_COLUMNS,
   deleteAuditLogBefore,
-  insertAuditLogRows,
+  insertAuditLogValues,
   selectAuditLogPage,
   type AuditLogFilter as AuditLogRowFilter,
+  type AuditLogValues,
 } from '../../db/queries/audit-log.js';
 import type { AuditLogRow, NewAuditLogRow } from '../../db/schema.js';
 import { pageFields } from '../pagination.js';
@@ -107,49 +109,19 @@ export function presentAuditEntry(row: AuditLogRow): AuditEntry {
   };
 }
 
-/** An entry's column values, in the order of AUDIT_COLUMNS. */
-export type AuditValues = [
-  created_at: string,
-  api_key_id: string,
-  method: string,
-  path: string,
-  status: number,
-  request_id: string,
-  client_ip: string | null,
-];
-
-const AUDIT_COLUMNS = [
-  'created_at',
-  'api_key_id',
-  'method',
-  'path',
-  'status',
-  'request_id',
-  'client_ip',
-] as const;
-
-function toObject(v: AuditValues): NewAuditLogRow {
-  return {
-    created_at: v[0],
-    api_key_id: v[1],
-    method: v[2],
-    path: v[3],
-    status: v[4],
-    request_id: v[5],
-    client_ip: v[6],
-  };
-}
+/** An entry's column values, in the order of the audit log's columns. */
+export type AuditValues = AuditLogValues;
 
 /** Writes entries, given as column values, in one transaction. */
 export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<void> {
-  await insertAuditLogRows(db, rows.map(toObject));
+  await insertAuditLogValues(db, rows);
 }
 
 /** Writes entries in one transaction. */
 export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promise<void> {
   await insertAuditValues(
     db,
-    rows.map((r) => AUDIT_COLUMNS.map((c) => r[c] ?? null) as AuditValues),
+    rows.map((r) => AUDIT_LOG_COLUMNS.map((c) => r[c] ?? null) as AuditValues),
   );
 }
 

@@ -38,13 +38,22 @@ export function webhookSecretProblem(secret: string): string | undefined {
     : undefined;
 }
 
+/** Decoded keys by secret: every delivery signs, and an endpoint has one or two secrets. */
+const standardKeys = new Map<string, Buffer>();
+
 /**
  * The key of `webhook-signature` for a stored secret: its base64 bytes, as the Standard
  * Webhooks libraries read it. A secret stored before that form was required (a client's
  * own string) keys with its UTF-8 bytes; its receiver passes them raw to the library.
  */
 function standardKey(secret: string): Buffer {
-  return webhookSecretKey(secret) ?? Buffer.from(secret, 'utf8');
+  let key = standardKeys.get(secret);
+  if (!key) {
+    key = webhookSecretKey(secret) ?? Buffer.from(secret, 'utf8');
+    if (standardKeys.size >= 1_000) standardKeys.clear();
+    standardKeys.set(secret, key);
+  }
+  return key;
 }
 
 /** Hex HMAC-SHA256 of a message; the key is the whole secret string, prefix included. */
