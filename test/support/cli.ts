@@ -4,6 +4,17 @@ import path from 'node:path';
 export const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const MAIN = path.join(ROOT, 'build', 'src', 'main.js');
 
+/**
+ * A child's environment: this process's, then `base`, then the test's own. A test that gives
+ * DATA_DIR and no PUBLIC_DIR gets PUBLIC_DIR beside it, not ./public of the checkout (a run's
+ * pipeline would publish there).
+ */
+function childEnv(base: Record<string, string>, env: Record<string, string>): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { ...process.env, ...base, ...env };
+  if (env.DATA_DIR && !env.PUBLIC_DIR) merged.PUBLIC_DIR = path.join(env.DATA_DIR, 'public');
+  return merged;
+}
+
 export interface CliResult {
   status: number | null;
   stdout: string;
@@ -13,7 +24,7 @@ export interface CliResult {
 /** Runs the real CLI in a child process. */
 export function runCli(args: string[], env: Record<string, string> = {}): CliResult {
   const res = spawnSync(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ LOG_LEVEL: 'warn' }, env),
     encoding: 'utf8',
   });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
@@ -27,7 +38,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRes
  */
 export function runCliAsync(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ LOG_LEVEL: 'warn' }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -50,7 +61,7 @@ export interface ServeProcess {
 /** Starts `agentshelf serve` on a free port and waits for its start-up line. */
 export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: childEnv({ PORT: '0', FEEDS_PORT: '0', LOG_LEVEL: 'info' }, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
