@@ -7,10 +7,9 @@ import type {
   FeedRowUpdate,
   FeedStatus,
   NewFeedRow,
-  ProductRow,
   ProductStatus,
 } from '../schema.js';
-import { CATALOGUE_COLUMNS, countProducts, filtered } from './products.js';
+import { CATALOGUE_COLUMNS, countProducts, filtered, type CatalogueRow } from './products.js';
 
 type Executor = Db | Transaction<Database>;
 
@@ -149,7 +148,7 @@ function selectedProducts(db: Executor, feed: FeedSelection) {
 }
 
 /** The product columns a feed record is made of: the catalogue read model's. */
-export type FeedSourceRow = Pick<ProductRow, (typeof CATALOGUE_COLUMNS)[number]>;
+export type FeedSourceRow = CatalogueRow;
 
 /**
  * The products of a feed in a stable order (creation time, then id), so an unchanged

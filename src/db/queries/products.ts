@@ -175,3 +175,6 @@ export const CATALOGUE_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
+
+/** A product row as the catalogue reads it: the CATALOGUE_COLUMNS of the products table. */
+export type CatalogueRow = Pick<ProductRow, (typeof CATALOGUE_COLUMNS)[number]>;

@@ -3,7 +3,8 @@
  * record, an ACP Variant) starts from a CatalogueProduct, so the rules that give a product
  * its brand, availability, links and variant group are written once, here.
  */
-import type { ProductRow, ProductStatus } from '../../db/schema.js';
+import type { CatalogueRow } from '../../db/queries/products.js';
+import type { ProductStatus } from '../../db/schema.js';
 import { normaliseHttpUrl } from './url.js';
 
 export const AVAILABILITIES = ['in_stock', 'out_of_stock', 'preorder', 'backorder'] as const;
@@ -15,21 +16,8 @@ export function isAvailability(value: unknown): value is Availability {
   return typeof value === 'string' && AVAILABILITY.has(value);
 }
 
-/** The columns of a product row the catalogue reads (the brand column mirrors attributes.brand). */
-export type CatalogueRow = Pick<
-  ProductRow,
-  | 'id'
-  | 'name'
-  | 'description'
-  | 'price_minor'
-  | 'currency'
-  | 'status'
-  | 'category'
-  | 'images'
-  | 'attributes'
-  | 'created_at'
-  | 'updated_at'
->;
+/** The columns of a product row the catalogue reads (db/queries/products.ts CATALOGUE_COLUMNS). */
+export type { CatalogueRow };
 
 /** What reading a product needs beyond its row. */
 export interface CatalogueContext {
