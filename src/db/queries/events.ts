@@ -1,12 +1,9 @@
-import type { Transaction } from 'kysely';
 import type { Insertable } from 'kysely';
-import type { Database, EventRow, EventTable } from '../schema.js';
+import type { EventRow, EventTable } from '../schema.js';
 import type { Db } from '../store.js';
+import type { Executor } from '../transaction.js';
 
-export async function insertEvent(
-  db: Db | Transaction<Database>,
-  row: Insertable<EventTable>,
-): Promise<void> {
+export async function insertEvent(db: Executor, row: Insertable<EventTable>): Promise<void> {
   await db.insertInto('events').values(row).execute();
 }
 

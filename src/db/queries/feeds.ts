@@ -1,7 +1,6 @@
-import type { Transaction } from 'kysely';
 import type { Db } from '../store.js';
+import type { Executor } from '../transaction.js';
 import type {
-  Database,
   FeedFormat,
   FeedRow,
   FeedRowUpdate,
@@ -10,8 +9,6 @@ import type {
   ProductStatus,
 } from '../schema.js';
 import { CATALOGUE_COLUMNS, countProducts, filtered, type CatalogueRow } from './products.js';
-
-type Executor = Db | Transaction<Database>;
 
 /** What a feed selects: its product list (if any), category prefix and status. */
 export interface FeedSelection {

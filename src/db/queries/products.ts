@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { preparedQuery } from '../prepared.js';
 import { productArrayJsonBlob, productJsonBlob } from '../sqlite/product-json.js';
-import type { Db } from '../store.js';
+import type { Executor } from '../transaction.js';
 import type {
   Database,
   NewProductRow,
@@ -9,8 +9,6 @@ import type {
   ProductRowUpdate,
   ProductStatus,
 } from '../schema.js';
-
-type Executor = Db | Transaction<Database>;
 
 export interface ProductFilter {
   category?: string | undefined;

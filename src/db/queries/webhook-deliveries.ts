@@ -1,15 +1,12 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
-import type { Db } from '../store.js';
+import type { Executor } from '../transaction.js';
 import type {
-  Database,
   DeliveryStatus,
   NewWebhookDeliveryRow,
   WebhookAttemptRow,
   WebhookDeliveryRow,
 } from '../schema.js';
-
-type Executor = Db | Transaction<Database>;
 
 // A literal, not a bound parameter: SQLite only uses the partial index on pending deliveries
 // when the query's WHERE names the same constant.

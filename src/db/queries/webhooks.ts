@@ -1,14 +1,10 @@
-import type { Transaction } from 'kysely';
-import type { Db } from '../store.js';
+import type { Executor } from '../transaction.js';
 import type {
-  Database,
   NewWebhookRow,
   WebhookDisabledReason,
   WebhookRow,
   WebhookRowUpdate,
 } from '../schema.js';
-
-type Executor = Db | Transaction<Database>;
 
 export async function findWebhookById(db: Executor, id: string): Promise<WebhookRow | undefined> {
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();

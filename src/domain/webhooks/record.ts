@@ -10,12 +10,11 @@ import {
   markWebhookFailing,
 } from '../../db/queries/webhooks.js';
 import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
+import type { Executor } from '../../db/transaction.js';
 import type { DeliveryContext, SentAttempt } from './attempt.js';
 
 /** An endpoint whose every attempt failed for this long is disabled (CONTRACT part 7). */
 export const DISABLE_AFTER_FAILING_MS = 3 * 24 * 60 * 60 * 1000;
-
-type Executor = Parameters<typeof insertAttempts>[0];
 
 /** Disables an endpoint and pauses its queue (no next attempt time until it is enabled). */
 async function disableWebhook(
