@@ -54,5 +54,10 @@ t.test(
     t.equal(pagination.total, 1, 'exactly one product exists');
     t.same(replayed, products[0], 'and the replay is the response made for it');
     t.match(replayed, { id: /^prod_/, name: 'Trail Shoe' });
+
+    // Stop it here: tap removes the test's directory before the teardowns registered after
+    // it, and a running server's pipeline would still be publishing into PUBLIC_DIR there.
+    restarted.child.kill('SIGTERM');
+    await restarted.exited;
   },
 );
