@@ -6,6 +6,7 @@ import { feedsUrlChange } from '../../pipeline/discovery/index.js';
 import { PipelineBusyError } from '../../pipeline/lock.js';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
 import { intFlag, parseVerbArgs } from './args.js';
+import { createProgress } from './progress.js';
 
 export const buildHelp = `Usage: agentshelf build [--wait SECONDS] [--json]
 
@@ -27,24 +28,6 @@ per feed. Ctrl-C (or SIGTERM) stops the run and leaves the published files as th
 Exit status: 0 when every feed was published, 1 when one failed (named on stderr) or another
 run held the lock longer than --wait, 2 for a usage error, 130 when interrupted.`;
 
-/** One progress line: "feeds  120,000 / 300,000 products  98,000/s  ETA 2 s". */
-export function formatProgress(
-  update: { stage: string; done: number; total: number },
-  elapsedMs: number,
-): string {
-  const done = Math.min(update.done, update.total || update.done);
-  const rate = elapsedMs > 0 ? (done / elapsedMs) * 1000 : 0;
-  const left = update.total - done;
-  const eta = rate > 0 && left > 0 ? `ETA ${formatDuration((left / rate) * 1000)}` : '';
-  const n = (v: number) => Math.round(v).toLocaleString('en');
-  return `${update.stage}  ${n(done)} / ${n(update.total)} products  ${n(rate)}/s  ${eta}`.trimEnd();
-}
-
-function formatDuration(ms: number): string {
-  const s = Math.ceil(ms / 1000);
-  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
-}
-
 export async function runBuild(argv: string[]): Promise<number> {
   const { values } = parseVerbArgs(argv, { wait: { type: 'string' } });
   if (values.help) {
@@ -59,14 +42,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   });
   const store = openStore(config);
   const tty = Boolean(process.stderr.isTTY) && !values.json;
-  const started = performance.now();
-  let lastDrawn = 0;
-  const progress = (update: { stage: string; done: number; total: number }) => {
-    const now = performance.now();
-    if (now - lastDrawn < 100 && update.done < update.total) return;
-    lastDrawn = now;
-    process.stderr.write(`\r\x1b[2K${formatProgress(update, now - started)}`);
-  };
+  const progress = createProgress(process.stderr, 'products');
   // Ctrl-C or SIGTERM stops the run cleanly: temporaries removed, lock released.
   const controller = new AbortController();
   const interrupt = () => controller.abort();
@@ -75,7 +51,7 @@ export async function runBuild(argv: string[]): Promise<number> {
   const { ctx, close } = openPipelineContext(
     store,
     { config, logger, signal: controller.signal },
-    tty ? { progress } : {},
+    tty ? { progress: progress.update } : {},
   );
   try {
     await migrateToLatest(store.db);
@@ -86,7 +62,7 @@ export async function runBuild(argv: string[]): Promise<number> {
       waitMs: waitSeconds * 1000,
       sweep: true,
     });
-    if (tty) process.stderr.write('\r\x1b[2K');
+    if (tty) progress.clear();
     if (values.json) {
       console.log(
         JSON.stringify({
@@ -107,7 +83,7 @@ export async function runBuild(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (err) {
-    if (tty) process.stderr.write('\r\x1b[2K');
+    if (tty) progress.clear();
     if (err instanceof PipelineBusyError) {
       console.error(`agentshelf build: ${err.message}; gave up after ${waitSeconds} s`);
       return 1;

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { formatProgress } from '../../src/cli/build.js';
+import { formatProgress } from '../../src/cli/progress.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
 import {
   CLI,

@@ -1,0 +1,261 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseRetryAfter } from '../domain/webhooks/sender.js';
+import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-guard.js';
+
+/**
+ * The outbound HTTP client of everything that reads from a merchant's platform (integrations:
+ * Shopify, WooCommerce, feed URLs). Every hop goes through the SSRF guard (a redirect to a
+ * private address is refused like the first URL), answers are size-capped and time-capped,
+ * and requests that are safe to repeat are retried with backoff on network errors, timeouts,
+ * 5xx and 429.
+ */
+
+export interface HttpRequest {
+  method?: 'GET' | 'POST' | 'HEAD';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Longest wait for the response headers, and longest silence while reading the body. */
+  timeoutMs?: number;
+  /** The body is cut with HttpError `too_large` past this many bytes (default 50 MiB). */
+  maxBytes?: number;
+  /** Retry on network errors, timeouts, 5xx and 429 (default: GET and HEAD only). */
+  retry?: boolean;
+  /** Attempts in all when retrying (default 4). */
+  attempts?: number;
+  /** Redirects followed, each hop checked again (default 5; 0 answers the 3xx as it is). */
+  maxRedirects?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lower-case names; a repeated header is joined with ", ". */
+  headers: Record<string, string>;
+  /** The URL that answered (after redirects). */
+  url: string;
+  /** The body, size-capped; read it once, or call discard(). */
+  body: Readable;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+  discard(): void;
+}
+
+export type HttpErrorCode =
+  'refused' | 'timeout' | 'network' | 'too_large' | 'too_many_redirects' | 'aborted' | 'bad_json';
+
+/** A request that got no usable answer; `message` says why, in words for a merchant. */
+export class HttpError extends Error {
+  constructor(
+    readonly code: HttpErrorCode,
+    message: string,
+    readonly url: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface HttpClientOptions {
+  allowPrivate: boolean;
+  /** Aborts every request and backoff wait (shutdown, a cancelled sync). */
+  signal?: AbortSignal;
+  /** The wait between retries (tests pass an instant or recorded one). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Base of the exponential backoff (default 500 ms; doubled per attempt, with jitter). */
+  backoffMs?: number;
+  /** Called before each retry: what failed and how long we wait. */
+  onRetry?: (info: { url: string; attempt: number; waitMs: number; reason: string }) => void;
+  userAgent?: string;
+}
+
+export interface HttpClient {
+  request(req: HttpRequest): Promise<HttpResponse>;
+}
+
+const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** The longest Retry-After honoured between attempts; longer asks fail the request. */
+const MAX_RETRY_WAIT_MS = 60_000;
+
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  delay(ms, undefined, signal ? { signal } : {});
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const sleep = options.sleep ?? defaultSleep;
+  const backoff = options.backoffMs ?? 500;
+  const agentOptions = {
+    keepAlive: true,
+    lookup: guardedLookup({ allowPrivate: options.allowPrivate }),
+  };
+  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+
+  async function request(req: HttpRequest): Promise<HttpResponse> {
+    const method = req.method ?? 'GET';
+    const retry = req.retry ?? method !== 'POST';
+    const attempts = retry ? (req.attempts ?? 4) : 1;
+    for (let attempt = 1; ; attempt++) {
+      let reason: string;
+      let waitMs = backoff * 2 ** (attempt - 1) * (0.75 + Math.random() / 2);
+      try {
+        const res = await follow(req, method);
+        const retryable = res.status >= 500 || res.status === 429;
+        if (!retryable || attempt >= attempts) return res;
+        res.discard();
+        reason = `HTTP ${res.status}`;
+        const after = parseRetryAfter(res.headers['retry-after'], new Date());
+        if (after !== undefined) {
+          if (after * 1000 > MAX_RETRY_WAIT_MS) return await follow(req, method);
+          waitMs = Math.max(waitMs, after * 1000);
+        }
+      } catch (err) {
+        if (!(err instanceof HttpError) || attempt >= attempts) throw err;
+        if (err.code !== 'timeout' && err.code !== 'network') throw err;
+        reason = err.message;
+      }
+      options.onRetry?.({ url: req.url, attempt, waitMs: Math.round(waitMs), reason });
+      try {
+        await sleep(Math.round(waitMs), options.signal);
+      } catch {
+        throw new HttpError('aborted', 'stopped before the request was retried', req.url);
+      }
+    }
+  }
+
+  async function follow(req: HttpRequest, method: string): Promise<HttpResponse> {
+    let url = req.url;
+    const maxRedirects = req.maxRedirects ?? 5;
+    for (let hop = 0; ; hop++) {
+      const res = await once({ ...req, url }, method);
+      const location = res.headers.location;
+      if (res.status < 300 || res.status >= 400 || !location || maxRedirects === 0) return res;
+      res.discard();
+      if (hop >= maxRedirects)
+        throw new HttpError('too_many_redirects', `more than ${maxRedirects} redirects`, req.url);
+      url = new URL(location, url).toString();
+      // A 303 (and, as browsers do, a 301/302 answering a POST) turns into a GET.
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST'))
+        method = 'GET';
+    }
+  }
+
+  function once(req: HttpRequest, method: string): Promise<HttpResponse> {
+    return new Promise((resolve, reject) => {
+      let url: URL;
+      try {
+        url = parseTargetUrl(req.url);
+        checkAddress(hostOf(url), { allowPrivate: options.allowPrivate });
+      } catch (err) {
+        return reject(new HttpError('refused', (err as Error).message, req.url));
+      }
+      if (options.signal?.aborted)
+        return reject(new HttpError('aborted', 'stopped before the request was sent', req.url));
+      const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
+      const isHttps = url.protocol === 'https:';
+      const headers: Record<string, string> = {
+        'user-agent': options.userAgent ?? 'agentshelf',
+        'accept-encoding': 'identity',
+        ...req.headers,
+      };
+      if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
+      const request = (isHttps ? https : http).request(url, {
+        method,
+        headers,
+        agent: isHttps ? agents.https : agents.http,
+        signal: options.signal,
+      });
+      request.setTimeout(timeoutMs, () => {
+        request.destroy(
+          new HttpError('timeout', `no answer within ${timeoutMs / 1000} s`, req.url),
+        );
+      });
+      request.on('error', (err: NodeJS.ErrnoException) => reject(toHttpError(err, req.url)));
+      request.on('response', (res) => {
+        const capped = new SizeCap(maxBytes, req.url);
+        res.setTimeout(timeoutMs, () =>
+          res.destroy(
+            new HttpError('timeout', `the answer stalled for ${timeoutMs / 1000} s`, req.url),
+          ),
+        );
+        res.on('error', (err: NodeJS.ErrnoException) => capped.destroy(toHttpError(err, req.url)));
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          res.destroy();
+          return reject(
+            new HttpError(
+              'too_large',
+              `the answer is ${declared} bytes, over the ${maxBytes}-byte cap`,
+              req.url,
+            ),
+          );
+        }
+        res.pipe(capped);
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers))
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        const text = async () => {
+          const chunks: Buffer[] = [];
+          for await (const chunk of capped) chunks.push(chunk as Buffer);
+          return Buffer.concat(chunks).toString('utf8');
+        };
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: flat,
+          url: req.url,
+          body: capped,
+          text,
+          json: async () => {
+            const body = await text();
+            try {
+              return JSON.parse(body) as unknown;
+            } catch (err) {
+              throw new HttpError(
+                'bad_json',
+                `the answer is not JSON: ${(err as Error).message}`,
+                req.url,
+              );
+            }
+          },
+          discard: () => {
+            res.resume();
+            capped.resume();
+          },
+        });
+      });
+      request.end(req.body);
+    });
+  }
+
+  return { request };
+}
+
+function toHttpError(err: NodeJS.ErrnoException, url: string): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err.name === 'AbortError')
+    return new HttpError('aborted', 'stopped while the request ran', url);
+  if (err.code === 'ETARGETREFUSED') return new HttpError('refused', err.message, url);
+  const code = err.code ? ` (${err.code})` : '';
+  return new HttpError('network', `${err.message}${code}`, url);
+}
+
+/** Passes bytes through until `max`, then fails with HttpError `too_large`. */
+class SizeCap extends Transform {
+  private seen = 0;
+  constructor(
+    private readonly max: number,
+    private readonly url: string,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.max)
+      return done(
+        new HttpError('too_large', `the answer is over the ${this.max}-byte cap`, this.url),
+      );
+    done(null, chunk);
+  }
+}
