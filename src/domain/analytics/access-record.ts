@@ -23,3 +23,18 @@ export interface AccessRecord {
   /** Where it came from: `server`, `nginx`, `cloudflare`, `cloudfront`. */
   source: 'server' | 'nginx' | 'cloudflare' | 'cloudfront';
 }
+
+/** Who made a request (CONTRACT part 9): data/ai-agents.json, classified by analytics/agents.ts. */
+export interface AgentClass {
+  /** The agent's name (`GPTBot`); for `bot`, isbot's match; null for people. */
+  agent: string | null;
+  /** Who runs it (`OpenAI`), when known. */
+  operator: string | null;
+  /**
+   * `assistant`, `search`, `training` and `agent` are AI interactions; `bot` (other crawlers)
+   * and `human` are counted apart.
+   */
+  kind: 'assistant' | 'search' | 'training' | 'agent' | 'bot' | 'human';
+  /** A `Signature-Agent` whose HTTP message signature was checked and held. */
+  verified: boolean;
+}

@@ -73,6 +73,19 @@ export interface IntegrationSource {
    * cannot go on (credentials refused, the platform down after retries).
    */
   items(ctx: SourceContext): AsyncIterable<SourceItem>;
+  /**
+   * What an inbound platform webhook (already verified by its signature) changes: the items
+   * of a created or updated product (every variant of it: a variant of that group not among
+   * them is gone), or the groups a delete removed. Absent when the platform sends none.
+   */
+  webhook?(ctx: SourceContext, topic: string, payload: unknown): WebhookChange;
+}
+
+export interface WebhookChange {
+  /** Items as items() yields them (`product` and `error` kinds), all of one group each. */
+  items: SourceItem[];
+  /** `attributes.item_group_id`s of the products the platform deleted. */
+  removedGroupIds: string[];
 }
 
 /** A failure of the whole run, with a message a merchant can act on. */
