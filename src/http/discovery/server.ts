@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/store.js';
 import { storedTimestamp } from '../../db/timestamps.js';
-import { classifyUserAgent } from '../../domain/analytics/ai-agents.js';
+import { classifyAgent, isAiKind } from '../../domain/analytics/agents.js';
 import {
   ALLOWED_METHODS,
   CACHE_NONE,
@@ -94,7 +94,9 @@ export async function startDiscoveryServer(
     bytes: number,
   ) => {
     const ua = req.headers['user-agent'] ?? null;
-    const agent = classifyUserAgent(ua);
+    const signature = req.headers['signature-agent'];
+    const who = classifyAgent(ua, typeof signature === 'string' ? signature : null);
+    const agent = isAiKind(who.kind) ? who.agent : null;
     requests.record({
       at: storedTimestamp(at),
       method: req.method ?? 'GET',
