@@ -18,7 +18,7 @@ interface AnalyticsCommand {
   run(argv: string[]): Promise<number>;
 }
 
-const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [--batch N] [--json]
+const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [--batch N] [--dry-run] [--json]
       Reads CDN access logs into the analytics store: nginx combined (what the generated
       nginx config writes), Cloudflare Logpush http_requests NDJSON and CloudFront standard
       logs (W3C), each recognised from its content, gzipped or not. Only requests for the
@@ -30,6 +30,8 @@ const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [-
       --prefix PATH  The tree is served under PATH on the CDN (/agentshelf): it is stripped
                      before a path is matched.
       --batch N      Records written per transaction (default 5000).
+      --dry-run      Reads and checks the files, stores nothing (imported: what would be
+                     offered to the store; duplicates are not looked up).
       --json         One JSON object: files, lines, imported, duplicates, skipped, bad (with
                      the first bad lines), by format, duration.
       Exit status 0 when every file was read (bad lines included), 1 when a file could not
@@ -115,13 +117,21 @@ async function runAgents(argv: string[]): Promise<number> {
 /** The discovery tree's paths: what the discovery server answers from the published files. */
 export function discoveryPathMatcher(prefix: string): (path: string) => boolean {
   const base = prefix.replace(/\/+$/, '');
+  // Logs ask for the same few thousand paths over and over: remember the answers.
+  const memo = new Map<string, boolean>();
   return (path) => {
+    const known = memo.get(path);
+    if (known !== undefined) return known;
     let p = path;
-    if (base) {
-      if (!p.startsWith(`${base}/`)) return false;
-      p = p.slice(base.length);
+    let answer: boolean;
+    if (base && !p.startsWith(`${base}/`)) answer = false;
+    else {
+      if (base) p = p.slice(base.length);
+      answer = p.startsWith('/') && !('error' in resolvePublicPath(p));
     }
-    return p.startsWith('/') && !('error' in resolvePublicPath(p));
+    if (memo.size >= 50_000) memo.clear();
+    memo.set(path, answer);
+    return answer;
   };
 }
 
@@ -130,6 +140,7 @@ async function runImport(argv: string[]): Promise<number> {
     host: { type: 'string' },
     prefix: { type: 'string' },
     batch: { type: 'string' },
+    'dry-run': { type: 'boolean' },
   });
   if (values.help) {
     console.log(importUsage);
@@ -148,7 +159,9 @@ async function runImport(argv: string[]): Promise<number> {
   try {
     await migrateToLatest(store.db);
     summary = await importLogs(positionals, {
-      sink: (records) => recordAccess(store.db, records, { currency: config.DEFAULT_CURRENCY }),
+      sink: values['dry-run']
+        ? (records) => Promise.resolve({ stored: records.length, duplicates: 0 })
+        : (records) => recordAccess(store.db, records, { currency: config.DEFAULT_CURRENCY }),
       isDiscoveryPath: discoveryPathMatcher(prefix),
       batchSize,
       ...(values.host ? { host: values.host } : {}),
