@@ -26,6 +26,10 @@ import {
 } from './file-cache.js';
 import { IpRateLimiter } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
+import {
+  createWebBotAuthVerifier,
+  type WebBotAuthOptions,
+} from '../../domain/analytics/web-bot-auth.js';
 
 export interface DiscoveryServerOptions {
   config: Config;
@@ -40,6 +44,8 @@ export interface DiscoveryServerOptions {
   revalidateMs?: number;
   /** How often recorded requests are written, in ms (default 1000). */
   flushMs?: number;
+  /** How Web Bot Auth signatures are checked (default: public key directories only). */
+  webBotAuth?: WebBotAuthOptions;
 }
 
 export interface DiscoveryServer {
@@ -90,7 +96,7 @@ export async function startDiscoveryServer(
     bytes: number,
   ) => {
     const signature = req.headers['signature-agent'];
-    requests.record({
+    const entry = {
       at,
       method: req.method ?? 'GET',
       path: urlPath,
@@ -99,8 +105,31 @@ export async function startDiscoveryServer(
       userAgent: req.headers['user-agent'] ?? null,
       signatureAgent: typeof signature === 'string' ? signature : null,
       dedupeKey: null,
-      source: 'server',
-    });
+      source: 'server' as const,
+    };
+    if (!entry.signatureAgent || !req.headers.signature || !req.headers['signature-input'])
+      return requests.record(entry);
+    // A signed browsing agent: recorded once its signature is checked (the answer has gone).
+    const checking = verifier
+      .verify({
+        method: entry.method,
+        url: req.url ?? urlPath,
+        protocol: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+        headers: req.headers,
+      })
+      .then(
+        (result) => requests.record({ ...entry, verified: result.verified }),
+        () => requests.record(entry),
+      )
+      .finally(() => verifying.delete(checking));
+    verifying.add(checking);
+  };
+  const verifier = createWebBotAuthVerifier(
+    options.webBotAuth ?? { allowPrivate: config.ALLOW_PRIVATE_TARGETS },
+  );
+  const verifying = new Set<Promise<void>>();
+  const settle = async () => {
+    while (verifying.size > 0) await Promise.all([...verifying]);
   };
 
   const sendError = (
@@ -239,7 +268,7 @@ export async function startDiscoveryServer(
     url: `http://${host}:${port}`,
     port,
     revalidate: () => cache.invalidate(),
-    flushRequests: () => requests.flush(),
+    flushRequests: () => settle().then(() => requests.flush()),
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll);
@@ -249,6 +278,7 @@ export async function startDiscoveryServer(
         const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
         await closed;
         clearTimeout(timer);
+        await settle();
         await requests.close();
       })()),
   };
