@@ -12,6 +12,8 @@ import { RateLimiter } from './domain/access/rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
 import { changesOf } from './domain/changes.js';
 import { createApp } from './http/app.js';
+import { RequestLog } from './http/discovery/request-log.js';
+import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
 import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
 import type { Stage } from '../pipeline/stage.js';
@@ -26,6 +28,8 @@ export interface RunningServer {
   discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
+  /** The daily purge of raw analytics interactions. */
+  analyticsRetention: AnalyticsRetention;
   /** The pipeline schedule, when started with `pipeline`. */
   pipeline?: PipelineScheduler;
   /**
@@ -96,6 +100,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: new RateLimiter(usage) } : {}),
     ...(audit ? { audit } : {}),
+    accessLog: new RequestLog(store.db, options.logger, { currency: config.DEFAULT_CURRENCY }),
   };
   // Webhooks: the delivery worker reads the outbox for as long as the server runs.
   const webhooks = new WebhookWorker(deps);
@@ -146,6 +151,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now: deps.now,
   });
   webhooks.start();
+  const analyticsRetention = startAnalyticsRetention({
+    db: store.db,
+    logger: options.logger,
+    now: deps.now,
+    retentionDays: config.ANALYTICS_RETENTION_DAYS,
+  });
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -160,6 +171,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS), pipeline?.stop()]);
       clearTimeout(timer);
       await discovery.close();
+      await deps.accessLog?.close();
+      await analyticsRetention.stop();
       // Every request has finished: write what the batches still hold, then close the store.
       await audit?.close();
       await usage?.close();
@@ -172,6 +185,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     store,
     deps,
     discovery,
+    analyticsRetention,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
     ...(pipeline ? { pipeline } : {}),

@@ -1,4 +1,5 @@
 import type { RouteDef } from '../route.js';
+import { analyticsRoutes } from './analytics.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
@@ -13,5 +14,6 @@ export const allRoutes: RouteDef[] = [
   ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
+  ...analyticsRoutes,
   ...metaRoutes(() => allRoutes),
 ];
