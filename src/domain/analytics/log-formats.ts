@@ -117,7 +117,12 @@ function parseNginx(line: string): LineResult {
   const request = unescapeNginx(m[4]!);
   const parts = request.split(' ');
   // A request line that is not "METHOD target PROTOCOL" (a probe, garbage) asked for no path.
-  const target = parts.length >= 2 && parts[1]!.startsWith('/') ? parts[1]! : null;
+  let target = parts.length >= 2 && parts[1]!.startsWith('/') ? parts[1]! : null;
+  if (!target && parts.length >= 2 && /^https?:\/\//i.test(parts[1]!)) {
+    // The absolute form (`GET http://host/path HTTP/1.1`, what a proxy is sent).
+    const rest = parts[1]!.replace(/^https?:\/\/[^/?#]*/i, '');
+    target = rest.startsWith('/') ? rest : '/';
+  }
   const q = target ? target.indexOf('?') : -1;
   const ua = m[8] === '-' || m[8] === '' ? null : unescapeNginx(m[8]!);
   return {

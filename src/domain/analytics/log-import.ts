@@ -109,6 +109,7 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
     duration_ms: 0,
   };
   let totalRead = 0;
+  let reported = 0;
   const host = options.host?.toLowerCase();
 
   for (const file of files) {
@@ -181,11 +182,10 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
           if (batch.length >= batchSize) await flush();
         }
         if (fileSummary.error) break;
-        if (
-          options.onProgress &&
-          Math.floor((totalRead + n) / PROGRESS_EVERY) > Math.floor(totalRead / PROGRESS_EVERY)
-        )
-          options.onProgress(totalRead + n);
+        if (options.onProgress && totalRead + n - reported >= PROGRESS_EVERY) {
+          reported = totalRead + n;
+          options.onProgress(reported);
+        }
         fileSummary.lines = n;
       }
       fileSummary.lines = n;

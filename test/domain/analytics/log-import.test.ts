@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import t from 'tap';
 import type { AccessRecord } from '../../../src/domain/analytics/access-record.js';
 import {
+  createParser,
   detectFormat,
   parseEdgeTimestamp,
   parseTimeLocal,
@@ -212,5 +213,9 @@ t.test('detection and field parsers', async (t) => {
   t.equal(parseEdgeTimestamp('2026-11-24'), null);
   t.equal(parseEdgeTimestamp(-1), null);
   t.equal(parseEdgeTimestamp(null), null);
+  const absolute = createParser('nginx').parse(
+    '192.0.2.1 - - [24/Nov/2026:10:00:00 +0000] "GET http://feeds.example.com/v1/index.json?x HTTP/1.1" 200 5 "-" "-"',
+  );
+  t.match(absolute, { record: { path: '/v1/index.json', userAgent: null } });
   t.equal(unescapeNginx('caf\\xC3\\xA9 \\x22x\\x22'), 'café "x"');
 });
