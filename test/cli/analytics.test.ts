@@ -112,6 +112,10 @@ t.test('the fixtures import once: 16 requests for the discovery tree, classified
   t.match(by('cloudfront', 'OAI-SearchBot'), [{ kind: 'search', status: 200 }]);
   t.match(by('cloudfront', 'meta-externalagent'), [{ operator: 'Meta', kind: 'training' }]);
   t.equal(by('cloudfront', 'GPTBot').length, 1, 'the repeated CloudFront request is stored once');
+  t.match(by('cloudflare', 'GPTBot'), [{ dedupe_key: 'cloudflare:8e7a1c2b3d4e5f60' }], 'RayID');
+  t.match(by('cloudfront', 'GPTBot'), [
+    { dedupe_key: 'cloudfront:SOX4xwn4XV6Q4rgb7XiVGOHms_BGlTAC4KyHmureZmBNrjGdRLiNIQ==' },
+  ]);
   t.equal(
     count((r) => r.kind === 'human'),
     3,
