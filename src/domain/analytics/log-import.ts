@@ -76,18 +76,33 @@ async function head(file: string, n: number): Promise<Buffer> {
   }
 }
 
+/** Longest line kept; a longer one is a bad line (and is never held whole in memory). */
+export const MAX_LINE = 1024 * 1024;
+/** Stands for a line longer than MAX_LINE in what lines() yields. */
+const TOO_LONG = '\u0000too long';
+
 /** The lines of a stream, decoded as UTF-8, without their line ends. */
 async function* lines(stream: Readable): AsyncGenerator<string[]> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
+  let overlong = false;
   for await (const chunk of stream) {
-    const text = rest + decoder.write(chunk as Buffer);
-    const parts = text.split('\n');
+    const parts = (rest + decoder.write(chunk as Buffer)).split('\n');
     rest = parts.pop()!;
+    if (overlong && parts.length > 0) {
+      parts[0] = TOO_LONG; // the end of the line that was too long
+      overlong = false;
+    }
+    for (let i = 0; i < parts.length; i++) if (parts[i]!.length > MAX_LINE) parts[i] = TOO_LONG;
+    if (rest.length > MAX_LINE) {
+      overlong = true;
+      rest = '';
+    }
     yield parts;
   }
   rest += decoder.end();
-  if (rest !== '') yield [rest];
+  if (overlong) yield [TOO_LONG];
+  else if (rest !== '') yield [rest];
 }
 
 export async function importLogs(files: string[], options: ImportOptions): Promise<ImportSummary> {
@@ -151,6 +166,12 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
       for await (const chunk of lines(stream)) {
         for (let line of chunk) {
           n++;
+          if (line === TOO_LONG) {
+            fileSummary.bad++;
+            if (summary.bad_lines.length < BAD_LINES_LISTED)
+              summary.bad_lines.push({ file, line: n, reason: `longer than ${MAX_LINE} bytes` });
+            continue;
+          }
           if (line.endsWith('\r')) line = line.slice(0, -1);
           if (!parser) {
             if (line.trim() === '') continue;

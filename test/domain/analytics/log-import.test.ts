@@ -10,7 +10,7 @@ import {
   parseTimeLocal,
   unescapeNginx,
 } from '../../../src/domain/analytics/log-formats.js';
-import { importLogs, type AccessSink } from '../../../src/domain/analytics/log-import.js';
+import { importLogs, MAX_LINE, type AccessSink } from '../../../src/domain/analytics/log-import.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../../../test/fixtures/logs');
 const NGINX = path.join(FIXTURES, 'nginx-combined.log');
@@ -200,6 +200,33 @@ t.test(
     t.match(s.files[4], { format: 'nginx', imported: 6 });
   },
 );
+
+t.test('a line too long to be a log line is bad, and not held in memory', async (t) => {
+  const nginx = fs.readFileSync(NGINX, 'utf8').split('\n');
+  const dir = t.testdir({
+    'long.log': [
+      nginx[0],
+      'x'.repeat(MAX_LINE * 3),
+      nginx[1],
+      `${'y'.repeat(MAX_LINE + 1)}`,
+      nginx[2],
+      '',
+    ].join('\n'),
+  });
+  const m = memorySink();
+  const s = await importLogs([path.join(dir, 'long.log')], {
+    sink: m.sink,
+    isDiscoveryPath: inTree,
+  });
+  t.match(s.files[0], { format: 'nginx', lines: 5, imported: 3, bad: 2 });
+  t.same(
+    s.bad_lines.map((b) => [b.line, b.reason]),
+    [
+      [2, `longer than ${MAX_LINE} bytes`],
+      [4, `longer than ${MAX_LINE} bytes`],
+    ],
+  );
+});
 
 t.test('detection and field parsers', async (t) => {
   t.equal(detectFormat('#Version: 1.0'), 'cloudfront');
