@@ -40,6 +40,8 @@ export interface DiscoveryServerOptions {
   revalidateMs?: number;
   /** How often recorded requests are written, in ms (default 1000). */
   flushMs?: number;
+  /** Record each request as an analytics interaction (default true; benchmarks turn it off). */
+  recordRequests?: boolean;
 }
 
 export interface DiscoveryServer {
@@ -49,6 +51,8 @@ export interface DiscoveryServer {
   revalidate(): void;
   /** Writes the requests recorded so far. */
   flushRequests(): Promise<void>;
+  /** Requests written as interactions so far, and dropped because the queue was full. */
+  recorded(): { stored: number; dropped: number };
   close(): Promise<void>;
 }
 
@@ -80,6 +84,7 @@ export async function startDiscoveryServer(
     currency: config.DEFAULT_CURRENCY,
   });
   const trustProxy = config.DISCOVERY_TRUST_PROXY;
+  const recording = options.recordRequests ?? true;
 
   const record = (
     at: Date,
@@ -89,6 +94,7 @@ export async function startDiscoveryServer(
     status: number,
     bytes: number,
   ) => {
+    if (!recording) return;
     const signature = req.headers['signature-agent'];
     requests.record({
       at,
@@ -240,6 +246,7 @@ export async function startDiscoveryServer(
     port,
     revalidate: () => cache.invalidate(),
     flushRequests: () => requests.flush(),
+    recorded: () => ({ stored: requests.stored, dropped: requests.dropped }),
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll);
