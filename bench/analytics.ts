@@ -8,7 +8,6 @@
  * the requests wrk reports served. BENCH_SECONDS shortens each load.
  */
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
