@@ -279,6 +279,8 @@ export interface Database {
   pipeline_lock_waiters: PipelineLockWaiterTable;
   interactions: InteractionTable;
   analytics_daily_traffic: AnalyticsDailyTrafficTable;
+  analytics_daily_agents: AnalyticsDailyAgentTable;
+  analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
 }
@@ -354,6 +356,17 @@ export interface AnalyticsDailyTrafficTable {
   fetched: number;
   verified: number;
   bytes: number;
+}
+
+/** The traffic rollup without the brand: what the daily series and agent breakdown read. */
+export type AnalyticsDailyAgentTable = Omit<AnalyticsDailyTrafficTable, 'brand'>;
+
+/** AI interactions per day x brand slug; fetched = answered 2xx or 304 (discovery). */
+export interface AnalyticsDailyBrandTable {
+  day: string;
+  brand: string;
+  interactions: number;
+  fetched: number;
 }
 
 /** What AI agents did with one product on one day. */

@@ -34,7 +34,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('event_type', 'text')
     .addColumn('amount_minor', 'bigint')
     .addColumn('currency', 'text')
-    .addColumn('dedupe_key', 'text', (c) => c.unique())
+    .addColumn('dedupe_key', 'text')
+    .execute();
+  // Only rows that have one (imports, events with an id): the server's own requests skip
+  // this index, which is most of the cost of recording them.
+  await db.schema
+    .createIndex('interactions_dedupe_key')
+    .on('interactions')
+    .column('dedupe_key')
+    .unique()
+    .where(sql.ref('dedupe_key'), 'is not', null)
     .execute();
   await db.schema.createIndex('interactions_at').on('interactions').column('at').execute();
 
@@ -60,6 +69,39 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       'operator',
       'kind',
     ])
+    .execute();
+
+  // Per day x source x agent (no brand): the daily series and the agent breakdown read this
+  // small table rather than the one above.
+  await db.schema
+    .createTable('analytics_daily_agents')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('source', 'text', (c) => c.notNull())
+    .addColumn('agent', 'text', (c) => c.notNull())
+    .addColumn('operator', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('interactions', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('fetched', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('verified', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addPrimaryKeyConstraint('analytics_daily_agents_pk', [
+      'day',
+      'source',
+      'agent',
+      'operator',
+      'kind',
+    ])
+    .execute();
+
+  // Per day x brand, AI agents only: which brands' pages and feeds reached an agent
+  // (discovery) without reading the table per agent.
+  await db.schema
+    .createTable('analytics_daily_brands')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('brand', 'text', (c) => c.notNull())
+    .addColumn('interactions', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('fetched', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addPrimaryKeyConstraint('analytics_daily_brands_pk', ['day', 'brand'])
     .execute();
 
   // Per day x product: what events (and requests naming one product) say about it.
@@ -124,6 +166,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     from interactions
     group by substr(at, 1, 10), source, coalesce(brand, ''), coalesce(agent, ''),
       coalesce(operator, ''), kind`.execute(db);
+  await sql`insert into analytics_daily_agents
+      (day, source, agent, operator, kind, interactions, fetched, verified, bytes)
+    select day, source, agent, operator, kind, sum(interactions), sum(fetched), sum(verified),
+      sum(bytes)
+    from analytics_daily_traffic group by day, source, agent, operator, kind`.execute(db);
+  await sql`insert into analytics_daily_brands (day, brand, interactions, fetched)
+    select day, brand, sum(interactions), sum(fetched) from analytics_daily_traffic
+    where brand <> '' and kind in ('assistant', 'search', 'training', 'agent')
+    group by day, brand`.execute(db);
   await db.schema.dropTable('analytics_migrated_agents').execute();
   await db.schema.dropTable('discovery_requests').execute();
 }
@@ -155,6 +206,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     from interactions where source = 'server' order by id`.execute(db);
   await db.schema.dropTable('analytics_daily_revenue').execute();
   await db.schema.dropTable('analytics_daily_products').execute();
+  await db.schema.dropTable('analytics_daily_brands').execute();
+  await db.schema.dropTable('analytics_daily_agents').execute();
   await db.schema.dropTable('analytics_daily_traffic').execute();
   await db.schema.dropTable('interactions').execute();
 }

@@ -2,6 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
 import type {
+  AnalyticsDailyAgentTable,
+  AnalyticsDailyBrandTable,
   AnalyticsDailyProductTable,
   AnalyticsDailyRevenueTable,
   AnalyticsDailyTrafficTable,
@@ -88,6 +90,26 @@ export async function addTraffic(db: Executor, rows: AnalyticsDailyTrafficTable[
   await addToRollup(db, 'analytics_daily_traffic', TRAFFIC_KEYS, TRAFFIC_COUNTS, rows);
 }
 
+export async function addAgentDays(db: Executor, rows: AnalyticsDailyAgentTable[]): Promise<void> {
+  await addToRollup(
+    db,
+    'analytics_daily_agents',
+    ['day', 'source', 'agent', 'operator', 'kind'],
+    TRAFFIC_COUNTS,
+    rows,
+  );
+}
+
+export async function addBrandDays(db: Executor, rows: AnalyticsDailyBrandTable[]): Promise<void> {
+  await addToRollup(
+    db,
+    'analytics_daily_brands',
+    ['day', 'brand'],
+    ['interactions', 'fetched'],
+    rows,
+  );
+}
+
 export async function addProductDays(
   db: Executor,
   rows: AnalyticsDailyProductTable[],
@@ -159,7 +181,7 @@ export async function aiInteractionsByDay(
   end: string,
 ): Promise<{ day: string; kind: InteractionKind; interactions: number }[]> {
   const rows = await db
-    .selectFrom('analytics_daily_traffic')
+    .selectFrom('analytics_daily_agents')
     .select((eb) => ['day', 'kind', eb.fn.sum<number>('interactions').as('interactions')])
     .where('day', '>=', start)
     .where('day', '<=', end)
@@ -202,7 +224,7 @@ export async function periodTotals(
 ): Promise<{ ai_interactions: number; conversions: number }> {
   const [ai, conv] = await Promise.all([
     db
-      .selectFrom('analytics_daily_traffic')
+      .selectFrom('analytics_daily_agents')
       .select((eb) => eb.fn.sum<number>('interactions').as('n'))
       .where('day', '>=', start)
       .where('day', '<=', end)
@@ -231,13 +253,11 @@ export async function countDiscovered(
   storeName: string,
 ): Promise<number> {
   const fetchedBrands = db
-    .selectFrom('analytics_daily_traffic')
+    .selectFrom('analytics_daily_brands')
     .select('brand')
     .where('day', '>=', start)
     .where('day', '<=', end)
-    .where('kind', 'in', AI_KINDS)
-    .where('fetched', '>', 0)
-    .where('brand', '!=', '');
+    .where('fetched', '>', 0);
   const [viaBrands, named] = await Promise.all([
     db
       .selectFrom('discovery_brands')
@@ -281,7 +301,7 @@ export async function trafficByAgent(
   }[]
 > {
   const rows = await db
-    .selectFrom('analytics_daily_traffic')
+    .selectFrom('analytics_daily_agents')
     .select((eb) => [
       'agent',
       'operator',

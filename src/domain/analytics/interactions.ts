@@ -5,6 +5,8 @@
  */
 import {
   AI_KINDS,
+  addAgentDays,
+  addBrandDays,
   addProductDays,
   addRevenue,
   addTraffic,
@@ -12,6 +14,8 @@ import {
   storedDedupeKeys,
 } from '../../db/queries/analytics.js';
 import type {
+  AnalyticsDailyAgentTable,
+  AnalyticsDailyBrandTable,
   AnalyticsDailyProductTable,
   AnalyticsDailyRevenueTable,
   AnalyticsDailyTrafficTable,
@@ -201,6 +205,8 @@ export async function storeInteractions(
     await insertInteractions(trx, fresh);
     const rollups = rollupsOf(fresh, currency);
     await addTraffic(trx, rollups.traffic);
+    await addAgentDays(trx, rollups.agents);
+    await addBrandDays(trx, rollups.brands);
     await addProductDays(trx, rollups.products);
     await addRevenue(trx, rollups.revenue);
     return { stored: fresh.length, duplicates: rows.length - fresh.length };
@@ -213,10 +219,14 @@ export function rollupsOf(
   currency: string,
 ): {
   traffic: AnalyticsDailyTrafficTable[];
+  agents: AnalyticsDailyAgentTable[];
+  brands: AnalyticsDailyBrandTable[];
   products: AnalyticsDailyProductTable[];
   revenue: AnalyticsDailyRevenueTable[];
 } {
   const traffic = new Map<string, AnalyticsDailyTrafficTable>();
+  const agents = new Map<string, AnalyticsDailyAgentTable>();
+  const brands = new Map<string, AnalyticsDailyBrandTable>();
   const products = new Map<string, AnalyticsDailyProductTable>();
   const revenue = new Map<string, AnalyticsDailyRevenueTable>();
   for (const row of rows) {
@@ -242,10 +252,41 @@ export function rollupsOf(
         };
         traffic.set(key, t);
       }
+      const fetched = SUCCESS(row.status ?? null);
       t.interactions++;
-      if (SUCCESS(row.status ?? null)) t.fetched++;
+      if (fetched) t.fetched++;
       if (row.verified) t.verified++;
       t.bytes += row.bytes ?? 0;
+      const akey = `${day}\u0000${row.source}\u0000${agent}\u0000${operator}\u0000${row.kind}`;
+      let a = agents.get(akey);
+      if (!a) {
+        a = {
+          day,
+          source: row.source,
+          agent,
+          operator,
+          kind: row.kind,
+          interactions: 0,
+          fetched: 0,
+          verified: 0,
+          bytes: 0,
+        };
+        agents.set(akey, a);
+      }
+      a.interactions++;
+      if (fetched) a.fetched++;
+      if (row.verified) a.verified++;
+      a.bytes += row.bytes ?? 0;
+      if (brand && isAiKind(row.kind)) {
+        const bkey = `${day}\u0000${brand}`;
+        let b = brands.get(bkey);
+        if (!b) {
+          b = { day, brand, interactions: 0, fetched: 0 };
+          brands.set(bkey, b);
+        }
+        b.interactions++;
+        if (fetched) b.fetched++;
+      }
     }
     if (!row.product_id) continue;
     const pkey = `${day}\u0000${row.product_id}`;
@@ -289,6 +330,8 @@ export function rollupsOf(
   }
   return {
     traffic: [...traffic.values()],
+    agents: [...agents.values()],
+    brands: [...brands.values()],
     products: [...products.values()],
     revenue: [...revenue.values()],
   };

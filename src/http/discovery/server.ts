@@ -44,6 +44,8 @@ export interface DiscoveryServerOptions {
   revalidateMs?: number;
   /** How often recorded requests are written, in ms (default 1000). */
   flushMs?: number;
+  /** Record each request as an analytics interaction (default true; benchmarks turn it off). */
+  recordRequests?: boolean;
   /** How Web Bot Auth signatures are checked (default: public key directories only). */
   webBotAuth?: WebBotAuthOptions;
 }
@@ -55,6 +57,8 @@ export interface DiscoveryServer {
   revalidate(): void;
   /** Writes the requests recorded so far. */
   flushRequests(): Promise<void>;
+  /** Requests written as interactions so far, and dropped because the queue was full. */
+  recorded(): { stored: number; dropped: number };
   close(): Promise<void>;
 }
 
@@ -86,6 +90,7 @@ export async function startDiscoveryServer(
     currency: config.DEFAULT_CURRENCY,
   });
   const trustProxy = config.DISCOVERY_TRUST_PROXY;
+  const recording = options.recordRequests ?? true;
 
   const record = (
     at: Date,
@@ -95,6 +100,7 @@ export async function startDiscoveryServer(
     status: number,
     bytes: number,
   ) => {
+    if (!recording) return;
     const signature = req.headers['signature-agent'];
     const entry = {
       at,
@@ -269,6 +275,7 @@ export async function startDiscoveryServer(
     port,
     revalidate: () => cache.invalidate(),
     flushRequests: () => settle().then(() => requests.flush()),
+    recorded: () => ({ stored: requests.stored, dropped: requests.dropped }),
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll);

@@ -77,6 +77,21 @@ async function recount(db: Db) {
     from interactions where event_type is null or event_type <> 'conversion'
     group by ${day}, source, coalesce(brand, ''), coalesce(agent, ''), coalesce(operator, ''), kind
     order by 1, 2, 3, 4, 5, 6`.execute(db);
+  const agents = await sql<Record<string, unknown>>`
+    select ${day} as day, source, coalesce(agent, '') as agent, coalesce(operator, '') as operator,
+      kind, count(*) as interactions,
+      sum(case when (status between 200 and 299) or status = 304 then 1 else 0 end) as fetched,
+      sum(verified) as verified, sum(coalesce(bytes, 0)) as bytes
+    from interactions where event_type is null or event_type <> 'conversion'
+    group by ${day}, source, coalesce(agent, ''), coalesce(operator, ''), kind
+    order by 1, 2, 3, 4, 5`.execute(db);
+  const brands = await sql<Record<string, unknown>>`
+    select ${day} as day, brand, count(*) as interactions,
+      sum(case when (status between 200 and 299) or status = 304 then 1 else 0 end) as fetched
+    from interactions
+    where brand is not null and brand <> '' and kind in ${sql.raw(AI)}
+      and (event_type is null or event_type <> 'conversion')
+    group by ${day}, brand order by 1, 2`.execute(db);
   const counted = (expr: string) => sql.raw(`sum(case when ${expr} then 1 else 0 end)`);
   const ai = `event_type <> 'conversion' and kind in ${AI}`;
   const products = await sql<Record<string, unknown>>`
@@ -98,7 +113,13 @@ async function recount(db: Db) {
       sum(amount_minor) as amount_minor
     from interactions where event_type = 'conversion'
     group by ${day}, currency, product_id order by 1, 2, 3`.execute(db);
-  return { traffic: traffic.rows, products: products.rows, revenue: revenue.rows };
+  return {
+    traffic: traffic.rows,
+    agents: agents.rows,
+    brands: brands.rows,
+    products: products.rows,
+    revenue: revenue.rows,
+  };
 }
 
 async function rollups(db: Db) {
@@ -107,6 +128,16 @@ async function rollups(db: Db) {
       .selectFrom('analytics_daily_traffic')
       .selectAll()
       .orderBy(['day', 'source', 'brand', 'agent', 'operator', 'kind'])
+      .execute(),
+    agents: await db
+      .selectFrom('analytics_daily_agents')
+      .selectAll()
+      .orderBy(['day', 'source', 'agent', 'operator', 'kind'])
+      .execute(),
+    brands: await db
+      .selectFrom('analytics_daily_brands')
+      .selectAll()
+      .orderBy(['day', 'brand'])
       .execute(),
     products: await db
       .selectFrom('analytics_daily_products')
@@ -136,6 +167,8 @@ t.test('the rollups always equal a recount of the raw rows', async (t) => {
       for (const table of [
         'interactions',
         'analytics_daily_traffic',
+        'analytics_daily_agents',
+        'analytics_daily_brands',
         'analytics_daily_products',
         'analytics_daily_revenue',
       ] as const) {
@@ -161,10 +194,9 @@ t.test('the rollups always equal a recount of the raw rows', async (t) => {
       const actual = await rollups(db);
       runs++;
       t.ok(offered >= stored);
-      return (
-        JSON.stringify(numbers(actual.traffic)) === JSON.stringify(numbers(expected.traffic)) &&
-        JSON.stringify(numbers(actual.products)) === JSON.stringify(numbers(expected.products)) &&
-        JSON.stringify(numbers(actual.revenue)) === JSON.stringify(numbers(expected.revenue))
+      return (['traffic', 'agents', 'brands', 'products', 'revenue'] as const).every(
+        (table) =>
+          JSON.stringify(numbers(actual[table])) === JSON.stringify(numbers(expected[table])),
       );
     }),
     { numRuns: 40, seed: 20261125 },
