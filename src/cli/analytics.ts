@@ -3,7 +3,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { openStore } from '../db/store.js';
 import { AI_AGENTS, AI_AGENTS_SOURCE } from '../domain/analytics/agents.js';
 import { recordAccess } from '../domain/analytics/interactions.js';
-import { importLogs, type ImportSummary } from '../domain/analytics/log-import.js';
+import { importLogs, StoreError, type ImportSummary } from '../domain/analytics/log-import.js';
 import { resolvePublicPath } from '../http/discovery/policy.js';
 import { intFlag, parseVerbArgs, UsageError } from './args.js';
 import { createProgress } from './progress.js';
@@ -169,6 +169,10 @@ async function runImport(argv: string[]): Promise<number> {
         ? { onProgress: (done: number) => progress.update({ stage: 'import', done, total: 0 }) }
         : {}),
     });
+  } catch (err) {
+    if (!(err instanceof StoreError)) throw err;
+    console.error(`agentshelf analytics import: ${err.message}`);
+    return 1;
   } finally {
     if (tty) progress.clear();
     await store.close();

@@ -62,6 +62,21 @@ export interface ImportOptions {
 }
 
 export const BAD_LINES_LISTED = 20;
+
+/**
+ * The store refused a batch: the import stops (the batches before it are stored, and importing
+ * the same files again adds only what is missing).
+ */
+export class StoreError extends Error {
+  constructor(
+    readonly file: string,
+    readonly afterLine: number,
+    override readonly cause: unknown,
+  ) {
+    super(`${file}: the store refused a batch near line ${afterLine}: ${(cause as Error).message}`);
+    this.name = 'StoreError';
+  }
+}
 const PROGRESS_EVERY = 10_000;
 
 /** The first bytes of a file (to tell gzip from text). */
@@ -156,7 +171,13 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
     let batch: AccessRecord[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const { stored, duplicates } = await options.sink(batch);
+      let result: { stored: number; duplicates: number };
+      try {
+        result = await options.sink(batch);
+      } catch (err) {
+        throw new StoreError(file, fileSummary.lines, err);
+      }
+      const { stored, duplicates } = result;
       batch = [];
       fileSummary.imported += stored;
       fileSummary.duplicates += duplicates;
@@ -212,6 +233,7 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
       fileSummary.lines = n;
       await flush();
     } catch (err) {
+      if (err instanceof StoreError) throw err;
       // A truncated gzip member or a read error ends this file; what was read is kept.
       await flush();
       const e = err as NodeJS.ErrnoException;

@@ -10,7 +10,12 @@ import {
   parseTimeLocal,
   unescapeNginx,
 } from '../../../src/domain/analytics/log-formats.js';
-import { importLogs, MAX_LINE, type AccessSink } from '../../../src/domain/analytics/log-import.js';
+import {
+  importLogs,
+  MAX_LINE,
+  StoreError,
+  type AccessSink,
+} from '../../../src/domain/analytics/log-import.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../../../test/fixtures/logs');
 const NGINX = path.join(FIXTURES, 'nginx-combined.log');
@@ -225,6 +230,27 @@ t.test('a line too long to be a log line is bad, and not held in memory', async 
       [2, `longer than ${MAX_LINE} bytes`],
       [4, `longer than ${MAX_LINE} bytes`],
     ],
+  );
+});
+
+t.test('a store that refuses a batch stops the import with the file and line', async (t) => {
+  let calls = 0;
+  const failing: AccessSink = async (records) => {
+    if (++calls === 2) throw new Error('SQLITE_FULL: database or disk is full');
+    return { stored: records.length, duplicates: 0 };
+  };
+  const err = await importLogs([NGINX], {
+    sink: failing,
+    isDiscoveryPath: inTree,
+    batchSize: 2,
+  }).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  t.type(err, StoreError);
+  t.match(
+    (err as Error).message,
+    /nginx-combined\.log: the store refused a batch near line \d+: SQLITE_FULL/,
   );
 });
 
