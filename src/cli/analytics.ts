@@ -21,7 +21,8 @@ interface AnalyticsCommand {
 const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [--batch N] [--dry-run] [--json]
       Reads CDN access logs into the analytics store: nginx combined (what the generated
       nginx config writes), Cloudflare Logpush http_requests NDJSON and CloudFront standard
-      logs (W3C), each recognised from its content, gzipped or not. Only requests for the
+      logs (W3C), each recognised from its content, gzipped or not; FILE - reads standard
+      input (zcat, aws s3 cp s3://bucket/key -). Only requests for the
       discovery tree count (the others are counted as skipped). Importing a file again adds
       nothing (the CDN's request id, or a hash of the line, is kept). Lines that cannot be read
       are counted and listed with their line numbers (the first 20); they never stop the run.
@@ -163,6 +164,7 @@ async function runImport(argv: string[]): Promise<number> {
         ? (records) => Promise.resolve({ stored: records.length, duplicates: 0 })
         : (records) => recordAccess(store.db, records, { currency: config.DEFAULT_CURRENCY }),
       isDiscoveryPath: discoveryPathMatcher(prefix),
+      stdin: process.stdin,
       batchSize,
       ...(values.host ? { host: values.host } : {}),
       ...(tty

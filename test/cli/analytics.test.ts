@@ -3,11 +3,12 @@
  * processes, on a real SQLite file: what the fixtures (written as each CDN documents its logs)
  * store, that a second import adds nothing, and how bad input is reported.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { ROOT, runCli } from '../support/cli.js';
+import { MAIN, ROOT, runCli } from '../support/cli.js';
 
 const LOGS = path.join(ROOT, 'test/fixtures/logs');
 const FILES = [
@@ -169,6 +170,25 @@ t.test('--host and --prefix choose which requests count', async (t) => {
     env,
   );
   t.match(JSON.parse(other.stdout), { imported: 0, skipped: 6 });
+});
+
+t.test('FILE - reads standard input, gzipped or not', async (t) => {
+  const dataDir = t.testdir();
+  const run = (input: Buffer) =>
+    spawnSync(process.execPath, [MAIN, 'analytics', 'import', '--json', '-'], {
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      input,
+      encoding: 'utf8',
+    });
+  const gz = run(fs.readFileSync(FILES[2]!));
+  t.equal(gz.status, 0, gz.stderr);
+  t.match(JSON.parse(gz.stdout), {
+    files: [{ file: '-', format: 'cloudflare', gzip: true }],
+    imported: 5,
+  });
+  const plain = run(fs.readFileSync(FILES[1]!));
+  t.match(JSON.parse(plain.stdout), { files: [{ gzip: false }], imported: 0, duplicates: 5 });
+  t.equal(rows(dataDir).length, 5);
 });
 
 t.test('bad input: a file of another format fails the run, the others are imported', async (t) => {

@@ -5,7 +5,7 @@
  * read is counted with its line number and never stops the import.
  */
 import fs from 'node:fs';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
 import type { AccessRecord } from './access-record.js';
@@ -57,6 +57,8 @@ export interface ImportOptions {
   batchSize?: number;
   /** Only requests for this host count (Cloudflare and CloudFront logs name it; nginx's not). */
   host?: string;
+  /** What `-` reads (the CLI passes process.stdin). */
+  stdin?: Readable;
   /** Called as lines are read (at most every 10,000 lines, and at the end of each file). */
   onProgress?: (linesRead: number) => void;
 }
@@ -78,6 +80,29 @@ export class StoreError extends Error {
   }
 }
 const PROGRESS_EVERY = 10_000;
+
+/** A file (or `-`: standard input), and whether it starts with gzip's magic bytes. */
+async function openInput(
+  file: string,
+  stdin: Readable | undefined,
+): Promise<{ raw: Readable; gzip: boolean }> {
+  const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+  if (file !== '-') {
+    const gzip = isGzip(await head(file, 2));
+    return { raw: fs.createReadStream(file, { highWaterMark: 256 * 1024 }), gzip };
+  }
+  if (!stdin) throw new Error('no standard input');
+  // Peek at the first chunk, then hand on a stream that starts with it.
+  const chunks = stdin[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await chunks.next();
+  const head2 = first.done ? Buffer.alloc(0) : Buffer.from(first.value);
+  async function* all() {
+    if (head2.length > 0) yield head2;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next())
+      yield Buffer.from(next.value);
+  }
+  return { raw: Readable.from(all(), { objectMode: false }), gzip: isGzip(head2) };
+}
 
 /** The first bytes of a file (to tell gzip from text). */
 async function head(file: string, n: number): Promise<Buffer> {
@@ -154,14 +179,15 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
       bad: 0,
     };
     summary.files.push(fileSummary);
+    let raw: Readable;
     try {
-      const magic = await head(file, 2);
-      fileSummary.gzip = magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+      const input = await openInput(file, options.stdin);
+      raw = input.raw;
+      fileSummary.gzip = input.gzip;
     } catch (err) {
       fileSummary.error = `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
       continue;
     }
-    const raw = fs.createReadStream(file, { highWaterMark: 256 * 1024 });
     const stream: Readable = fileSummary.gzip
       ? raw.pipe(zlib.createGunzip({ chunkSize: 256 * 1024 }))
       : raw;
