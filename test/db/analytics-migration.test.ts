@@ -129,9 +129,7 @@ t.test(
       brands.map((b) => [b.day, b.brand, Number(b.interactions), Number(b.fetched)]),
       [['2026-11-20', 'acme', 3, 3]],
     );
-    const tables = await sql<{
-      name: string;
-    }>`select name from sqlite_master where name = 'discovery_requests'`.execute(store.db);
-    t.same(tables.rows, [], 'the old table is gone');
+    const tables = (await store.db.introspection.getTables()).map((table) => table.name);
+    t.notOk(tables.includes('discovery_requests'), 'the old table is gone');
   },
 );
