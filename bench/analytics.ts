@@ -68,7 +68,10 @@ async function fill(env: Record<string, string>, brands: number): Promise<void> 
       const rows: NewInteractionRow[] = [];
       const n = Math.min(10_000, INTERACTIONS - written);
       for (let i = 0; i < n; i++) {
-        const at = storedTimestamp(start + Math.floor(random() * DAYS * DAY_MS));
+        // In time order, as a live server records them (a day's rollup rows sit together).
+        const at = storedTimestamp(
+          start + Math.floor(((written + i + random()) / INTERACTIONS) * DAYS * DAY_MS),
+        );
         const [agent, operator, kind] = AGENTS[Math.floor(random() * AGENTS.length)]!;
         if (random() < 0.65) {
           const brand = `brand-${String(Math.floor(random() * brands)).padStart(4, '0')}`;

@@ -11,6 +11,8 @@ export const seedHelp = `Usage: agentshelf seed --demo [--if-empty] | --syntheti
   --demo          Writes a small, realistic catalogue: 4 brands, about 60 products in
                   2-3 level categories, variants grouped by attributes.item_group_id,
                   images and GTINs. Each product records its product.created event.
+                  Also sixty days of analytics ending today (agent traffic, views,
+                  clicks, conversions), the same numbers on any date.
   --if-empty      With --demo: do nothing when the store already has products.
   --synthetic N   Adds N generated products (ids syn_00000000...) over B brands
                   (default 1000), for benchmarks. These record no events.

@@ -350,7 +350,12 @@ export async function productTotalsPage(
     .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
     .where('day', '>=', start)
     .where('day', '<=', end)
-    .groupBy('product_id');
+    .groupBy('product_id')
+    // The page is cut before the names are looked up: one lookup a row shown.
+    .orderBy(column, 'desc')
+    .orderBy('product_id')
+    .limit(page.limit)
+    .offset(page.offset);
   const [rows, count] = await Promise.all([
     db
       .selectFrom(totals.as('t'))
@@ -359,8 +364,6 @@ export async function productTotalsPage(
       .select('p.name')
       .orderBy(`t.${column}`, 'desc')
       .orderBy('t.product_id')
-      .limit(page.limit)
-      .offset(page.offset)
       .execute(),
     db
       .selectFrom('analytics_daily_products')
