@@ -277,6 +277,33 @@ export interface PipelineLockWaiterTable {
   heartbeat_ms: number;
 }
 
+export type ReportType = 'analytics' | 'products' | 'feed_diagnostics';
+export type ReportFormat = 'csv' | 'json' | 'html';
+export type ReportStatus = 'pending' | 'ready' | 'failed';
+
+/** A generated report (CONTRACT part 9): its file lives in DATA_DIR/reports/<id>.<format>. */
+export interface ReportTable {
+  id: string;
+  type: ReportType;
+  format: ReportFormat;
+  status: ReportStatus;
+  /** Why generation failed (status failed). */
+  failure_reason: string | null;
+  /** The period, UTC days YYYY-MM-DD; null for reports of the current state (feed_diagnostics). */
+  start_date: string | null;
+  end_date: string | null;
+  /** The name a download gets (Content-Disposition). */
+  file_name: string;
+  /** Size of the file once ready. */
+  bytes: number | null;
+  content_type: string;
+  /** Generations started: a process killed mid-way leaves started_at set and attempts counted. */
+  attempts: number;
+  started_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -296,6 +323,7 @@ export interface Database {
   pipeline_runs: PipelineRunTable;
   pipeline_lock: PipelineLockTable;
   pipeline_lock_waiters: PipelineLockWaiterTable;
+  reports: ReportTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -320,6 +348,8 @@ export type FeedRow = Selectable<FeedTable>;
 export type NewFeedRow = Insertable<FeedTable>;
 export type FeedRowUpdate = Updateable<FeedTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
+export type ReportRow = Selectable<ReportTable>;
+export type ReportRowUpdate = Updateable<ReportTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

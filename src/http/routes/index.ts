@@ -4,6 +4,7 @@ import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
+import { reportRoutes } from './reports.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** Every platform API route, in the order the OpenAPI document lists them. */
@@ -13,5 +14,6 @@ export const allRoutes: RouteDef[] = [
   ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
+  ...reportRoutes,
   ...metaRoutes(() => allRoutes),
 ];
