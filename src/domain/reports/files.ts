@@ -104,7 +104,12 @@ export class ReportFileWriter {
 
 /** Removes a report's file (absent is fine). */
 export async function removeReportFile(dataDir: string, id: string, format: ReportFormat) {
-  await fs.promises.rm(reportFilePath(dataDir, id, format), { force: true });
+  try {
+    await fs.promises.rm(reportFilePath(dataDir, id, format), { force: true });
+  } catch (err) {
+    // DATA_DIR/reports is not a directory: there is no file to remove.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+  }
 }
 
 /** Removes temporaries a killed process left in DATA_DIR/reports. */
