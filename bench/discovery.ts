@@ -191,7 +191,7 @@ async function run(): Promise<void> {
     }
     await embedded.flushRequests();
     const recorded = await store.db
-      .selectFrom('discovery_requests')
+      .selectFrom('interactions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirst();
     console.log(

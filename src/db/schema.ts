@@ -114,24 +114,6 @@ export interface DiscoveryBrandTable {
   created_at: Timestamp;
 }
 
-/** One request the discovery server answered (for analytics). */
-export interface DiscoveryRequestTable {
-  id: Generated<number>;
-  at: Timestamp;
-  method: string;
-  path: string;
-  /** The brand slug the path names, if any. */
-  brand: string | null;
-  status: number;
-  /** Body bytes sent (0 for 304 and HEAD). */
-  bytes: number;
-  user_agent: string | null;
-  /** The known AI agent the user agent names (GPTBot, ClaudeBot, ...), if any. */
-  agent: string | null;
-  /** 1 when `agent` is set. */
-  is_ai_agent: number;
-}
-
 // --- Webhooks (issue 4) ---
 
 export type WebhookStatus = 'active' | 'disabled';
@@ -314,7 +296,6 @@ export interface Database {
   api_key_usage: ApiKeyUsageTable;
   audit_log: AuditLogTable;
   discovery_brands: DiscoveryBrandTable;
-  discovery_requests: DiscoveryRequestTable;
   webhooks: WebhookTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
@@ -323,6 +304,10 @@ export interface Database {
   pipeline_runs: PipelineRunTable;
   pipeline_lock: PipelineLockTable;
   pipeline_lock_waiters: PipelineLockWaiterTable;
+  interactions: InteractionTable;
+  analytics_daily_traffic: AnalyticsDailyTrafficTable;
+  analytics_daily_products: AnalyticsDailyProductTable;
+  analytics_daily_revenue: AnalyticsDailyRevenueTable;
   reports: ReportTable;
 }
 
@@ -337,7 +322,6 @@ export type NewIdempotencyKeyRow = Insertable<IdempotencyKeyTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type NewAuditLogRow = Insertable<AuditLogTable>;
 export type DiscoveryBrandRow = Selectable<DiscoveryBrandTable>;
-export type NewDiscoveryRequestRow = Insertable<DiscoveryRequestTable>;
 export type WebhookRow = Selectable<WebhookTable>;
 export type NewWebhookRow = Insertable<WebhookTable>;
 export type WebhookRowUpdate = Updateable<WebhookTable>;
@@ -350,6 +334,87 @@ export type FeedRowUpdate = Updateable<FeedTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type ReportRowUpdate = Updateable<ReportTable>;
+
+// --- Analytics (issue 13) ---
+
+export type InteractionSource =
+  'server' | 'export' | 'event' | 'nginx' | 'cloudflare' | 'cloudfront';
+export type InteractionKind = 'assistant' | 'search' | 'training' | 'agent' | 'bot' | 'human';
+export type AnalyticsEventType = 'view' | 'click' | 'conversion';
+
+/**
+ * One interaction, append-only: a request served (discovery server, feed export), a CDN log
+ * line imported, or an event posted. Purged after ANALYTICS_RETENTION_DAYS; the rollups stay.
+ */
+export interface InteractionTable {
+  id: Generated<number>;
+  at: Timestamp;
+  source: InteractionSource;
+  method: string | null;
+  path: string | null;
+  /** The brand slug the path names, if any. */
+  brand: string | null;
+  product_id: string | null;
+  status: number | null;
+  bytes: number | null;
+  user_agent: string | null;
+  /** The agent's name (GPTBot), the bot isbot matched, or null for people. */
+  agent: string | null;
+  operator: string | null;
+  kind: InteractionKind;
+  /** 1 when a Signature-Agent signature was verified. */
+  verified: ColumnType<number, number | undefined, number>;
+  event_type: AnalyticsEventType | null;
+  amount_minor: number | null;
+  currency: string | null;
+  /** CDN request id, hash of a log line, or `event:<id>`: a second copy is not stored. */
+  dedupe_key: string | null;
+}
+
+/** Interactions (conversions aside) per day x source x brand x agent; '' stands for none. */
+export interface AnalyticsDailyTrafficTable {
+  day: string;
+  source: InteractionSource;
+  brand: string;
+  agent: string;
+  operator: string;
+  kind: InteractionKind;
+  interactions: number;
+  /** Answered 2xx or 304: the page or feed reached the agent. */
+  fetched: number;
+  verified: number;
+  bytes: number;
+}
+
+/** What AI agents did with one product on one day. */
+export interface AnalyticsDailyProductTable {
+  day: string;
+  product_id: string;
+  /** AI interactions naming the product (views, clicks, requests), by kind below. */
+  interactions: number;
+  assistant: number;
+  search: number;
+  training: number;
+  agent: number;
+  views: number;
+  clicks: number;
+  /** Conversions in any currency. */
+  conversions: number;
+  /** Conversion amounts in DEFAULT_CURRENCY, minor units. */
+  revenue_minor: number;
+}
+
+/** Conversions and their amounts per day x currency x product. */
+export interface AnalyticsDailyRevenueTable {
+  day: string;
+  currency: string;
+  product_id: string;
+  conversions: number;
+  amount_minor: number;
+}
+
+export type InteractionRow = Selectable<InteractionTable>;
+export type NewInteractionRow = Insertable<InteractionTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;

@@ -3,7 +3,7 @@ import type { KyselyPlugin } from 'kysely';
 import t, { type Test } from 'tap';
 import { insertInChunks, insertValuesInChunks } from '../../src/db/insert-in-chunks.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import type { NewDiscoveryRequestRow } from '../../src/db/schema.js';
+import type { NewInteractionRow } from '../../src/db/schema.js';
 import { openStore, type Db } from '../../src/db/store.js';
 
 /** A migrated store on a real file, and the rows each statement it runs inserts. */
@@ -70,22 +70,22 @@ t.test('maxRows caps a statement below the parameter limit', async (t) => {
 
 t.test("SQLite's own limit holds: the widest statement it allows is accepted", async (t) => {
   const { db, inserted } = await storeWithStatementLog(t);
-  const rows: NewDiscoveryRequestRow[] = Array.from({ length: 4000 }, (_, i) => ({
+  const rows: NewInteractionRow[] = Array.from({ length: 4000 }, (_, i) => ({
     at: '2026-11-21T10:00:00.000Z',
+    source: 'server',
     method: 'GET',
     path: `/v1/${i}.json`,
     brand: null,
     status: 200,
     bytes: i,
     user_agent: 'ua',
-    agent: null,
-    is_ai_agent: 0,
+    kind: 'human',
   }));
   // 9 columns: floor(32,766 / 9) = 3,640 rows, 32,760 parameters in the first statement.
-  await insertInChunks(db, 'discovery_requests', rows, { maxRows: 10_000 });
+  await insertInChunks(db, 'interactions', rows, { maxRows: 10_000 });
   t.same(inserted, [3640, 360]);
   const sum = await db
-    .selectFrom('discovery_requests')
+    .selectFrom('interactions')
     .select((eb) => eb.fn.sum<number>('bytes').as('s'))
     .executeTakeFirstOrThrow();
   t.equal(Number(sum.s), (3999 * 4000) / 2, 'every value in its row');

@@ -10,7 +10,7 @@ t.test('storedTimestamp writes 24 characters of UTC, milliseconds included', asy
 });
 
 t.test(
-  'the audit log, the discovery request log and the events are written in the one format',
+  'the audit log, the interactions and the events are written in the one format',
   async (t) => {
     // A whole second: a writer that dropped the milliseconds would show here.
     const clock = clockAt('2026-11-21T10:00:00.000Z');
@@ -30,9 +30,7 @@ t.test(
       audit_log: (await db.selectFrom('audit_log').select('created_at as at').execute()).map(
         (r) => r.at,
       ),
-      discovery_requests: (await db.selectFrom('discovery_requests').select('at').execute()).map(
-        (r) => r.at,
-      ),
+      interactions: (await db.selectFrom('interactions').select('at').execute()).map((r) => r.at),
       events: (await db.selectFrom('events').select('created_at as at').execute()).map((r) => r.at),
     };
     for (const [table, stamps] of Object.entries(written)) {

@@ -3,7 +3,7 @@ import { dialectOf } from '../dialect.js';
 import { insertInChunks } from '../insert-in-chunks.js';
 import { CATALOGUE_COLUMNS } from './products.js';
 import type { Db } from '../store.js';
-import type { DiscoveryBrandRow, NewDiscoveryRequestRow } from '../schema.js';
+import type { DiscoveryBrandRow } from '../schema.js';
 
 /** Active products per brand value (null: products without a brand), with the newest change. */
 export interface BrandTally {
@@ -83,11 +83,4 @@ export async function recordBrandPublication(
   },
 ): Promise<void> {
   await db.updateTable('discovery_brands').set(state).where('name', '=', name).execute();
-}
-
-export async function insertDiscoveryRequests(
-  db: Db,
-  rows: NewDiscoveryRequestRow[],
-): Promise<void> {
-  await insertInChunks(db, 'discovery_requests', rows, { maxRows: 2000 });
 }

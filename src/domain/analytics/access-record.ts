@@ -20,8 +20,8 @@ export interface AccessRecord {
    * x-edge-request-id) or a hash of the log line. Null for the server's own log.
    */
   dedupeKey: string | null;
-  /** Where it came from: `server`, `nginx`, `cloudflare`, `cloudfront`. */
-  source: 'server' | 'nginx' | 'cloudflare' | 'cloudfront';
+  /** Where it came from: `server` (discovery server), `export` (feed export), `nginx`, `cloudflare`, `cloudfront`. */
+  source: 'server' | 'export' | 'nginx' | 'cloudflare' | 'cloudfront';
 }
 
 /** Who made a request (CONTRACT part 9): data/ai-agents.json, classified by analytics/agents.ts. */

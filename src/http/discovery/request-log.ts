@@ -1,34 +1,40 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/store.js';
-import { insertDiscoveryRequests } from '../../db/queries/discovery.js';
-import type { NewDiscoveryRequestRow } from '../../db/schema.js';
+import type { AccessRecord } from '../../domain/analytics/access-record.js';
+import { recordAccess } from '../../domain/analytics/interactions.js';
 
 export interface RequestLogOptions {
   /** How often queued requests are written. */
   flushMs?: number;
   /** A batch this large is written at once. */
   batchSize?: number;
-  /** Past this many queued rows (the store is stuck), new ones are counted and dropped. */
+  /** Past this many queued records (the store is stuck), new ones are counted and dropped. */
   maxQueued?: number;
+  /** DEFAULT_CURRENCY, for the analytics store. */
+  currency?: string;
 }
 
 /**
- * Records served requests in batches: a request only pushes a row in memory, and one
- * multi-row insert a second (or per batch) writes them, so recording does not slow serving.
+ * Records served requests as analytics interactions, in batches: a request only pushes a
+ * record in memory, and one transaction a second (or per batch) classifies and writes them
+ * with their rollups (analytics/interactions.ts recordAccess), so recording does not slow
+ * serving. Used by the discovery server and the feed export.
  */
 export class RequestLog {
-  private queue: NewDiscoveryRequestRow[] = [];
+  private queue: AccessRecord[] = [];
   private writing: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly batchSize: number;
   private readonly maxQueued: number;
-  /** Rows dropped because the queue was full. */
+  /** Records dropped because the queue was full. */
   dropped = 0;
+  /** Records written so far. */
+  stored = 0;
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-    options: RequestLogOptions = {},
+    private readonly options: RequestLogOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 1000;
     this.maxQueued = options.maxQueued ?? 100_000;
@@ -36,12 +42,12 @@ export class RequestLog {
     this.timer.unref();
   }
 
-  record(row: NewDiscoveryRequestRow): void {
+  record(record: AccessRecord): void {
     if (this.queue.length >= this.maxQueued) {
       this.dropped++;
       return;
     }
-    this.queue.push(row);
+    this.queue.push(record);
     if (this.queue.length >= this.batchSize && !this.writing) void this.flush();
   }
 
@@ -49,11 +55,16 @@ export class RequestLog {
   async flush(): Promise<void> {
     while (this.writing) await this.writing;
     if (this.queue.length === 0) return;
-    const rows = this.queue;
+    const records = this.queue;
     this.queue = [];
-    this.writing = insertDiscoveryRequests(this.db, rows)
+    this.writing = recordAccess(this.db, records, {
+      ...(this.options.currency ? { currency: this.options.currency } : {}),
+    })
+      .then((result) => {
+        this.stored += result.stored;
+      })
       .catch((err: unknown) => {
-        this.logger.error({ err, rows: rows.length }, 'discovery: could not record requests');
+        this.logger.error({ err, rows: records.length }, 'analytics: could not record requests');
       })
       .finally(() => {
         this.writing = undefined;

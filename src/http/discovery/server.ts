@@ -5,8 +5,6 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/store.js';
-import { storedTimestamp } from '../../db/timestamps.js';
-import { classifyUserAgent } from '../../domain/analytics/ai-agents.js';
 import {
   ALLOWED_METHODS,
   CACHE_NONE,
@@ -54,9 +52,6 @@ export interface DiscoveryServer {
   close(): Promise<void>;
 }
 
-const MAX_RECORDED_PATH = 2048;
-const MAX_RECORDED_AGENT = 512;
-
 /**
  * The discovery API on FEEDS_PORT: the published tree served like a CDN would (CONTRACT
  * part 4). node:http rather than Koa, because this path is all about requests per second.
@@ -82,6 +77,7 @@ export async function startDiscoveryServer(
   );
   const requests = new RequestLog(options.db, logger, {
     ...(options.flushMs ? { flushMs: options.flushMs } : {}),
+    currency: config.DEFAULT_CURRENCY,
   });
   const trustProxy = config.DISCOVERY_TRUST_PROXY;
 
@@ -89,22 +85,21 @@ export async function startDiscoveryServer(
     at: Date,
     req: http.IncomingMessage,
     urlPath: string,
-    brand: string | null,
+    _brand: string | null,
     status: number,
     bytes: number,
   ) => {
-    const ua = req.headers['user-agent'] ?? null;
-    const agent = classifyUserAgent(ua);
+    const signature = req.headers['signature-agent'];
     requests.record({
-      at: storedTimestamp(at),
+      at,
       method: req.method ?? 'GET',
-      path: urlPath.slice(0, MAX_RECORDED_PATH),
-      brand,
+      path: urlPath,
       status,
       bytes,
-      user_agent: ua === null ? null : ua.slice(0, MAX_RECORDED_AGENT),
-      agent,
-      is_ai_agent: agent ? 1 : 0,
+      userAgent: req.headers['user-agent'] ?? null,
+      signatureAgent: typeof signature === 'string' ? signature : null,
+      dedupeKey: null,
+      source: 'server',
     });
   };
 

@@ -291,12 +291,12 @@ t.test('each request is recorded with its agent, in batches', async (t) => {
   await (await get(`${feeds}/v1/missing.json`, { 'user-agent': 'Claude-User/1.0' })).text();
   const db = s.server.store.db;
   t.equal(
-    (await db.selectFrom('discovery_requests').selectAll().execute()).length,
+    (await db.selectFrom('interactions').selectAll().execute()).length,
     0,
     'not written one by one',
   );
   await s.server.discovery.flushRequests();
-  const rows = await db.selectFrom('discovery_requests').selectAll().orderBy('id').execute();
+  const rows = await db.selectFrom('interactions').selectAll().orderBy('id').execute();
   const ndjson = fs.statSync(
     path.join(s.config.PUBLIC_DIR, 'v1/feeds/northwind/products.ndjson'),
   ).size;
@@ -309,18 +309,20 @@ t.test('each request is recorded with its agent, in batches', async (t) => {
       status: 200,
       user_agent: gpt,
       agent: 'GPTBot',
-      is_ai_agent: 1,
+      operator: 'OpenAI',
+      kind: 'training',
+      source: 'server',
     },
     {
       path: '/v1/brands/lumen-and-co',
       brand: 'lumen-and-co',
       status: 200,
       agent: null,
-      is_ai_agent: 0,
+      kind: 'bot',
     },
-    { path: '/v1/missing.json', brand: null, status: 404, agent: 'Claude-User', is_ai_agent: 1 },
+    { path: '/v1/missing.json', brand: null, status: 404, agent: 'Claude-User', kind: 'assistant' },
   ]);
-  t.ok(rows[0]!.bytes > 0 && rows[0]!.bytes <= ndjson, 'bytes sent (gzip, as fetch asks for it)');
+  t.ok(rows[0]!.bytes! > 0 && rows[0]!.bytes! <= ndjson, 'bytes sent (gzip, as fetch asks for it)');
 });
 
 t.test('a publication by another process is picked up without a restart', async (t) => {

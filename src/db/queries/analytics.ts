@@ -1,0 +1,399 @@
+import { sql, type Kysely } from 'kysely';
+import { insertInChunks } from '../insert-in-chunks.js';
+import type { Executor } from '../transaction.js';
+import type {
+  AnalyticsDailyProductTable,
+  AnalyticsDailyRevenueTable,
+  AnalyticsDailyTrafficTable,
+  Database,
+  InteractionKind,
+  NewInteractionRow,
+} from '../schema.js';
+
+/** The kinds that are AI interactions (CONTRACT part 9); bots and people are counted apart. */
+export const AI_KINDS: readonly InteractionKind[] = ['assistant', 'search', 'training', 'agent'];
+
+const KEY_CHUNK = 500;
+
+/** Which of these dedupe keys are already stored. */
+export async function storedDedupeKeys(db: Executor, keys: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    const rows = await db
+      .selectFrom('interactions')
+      .select('dedupe_key')
+      .where('dedupe_key', 'in', keys.slice(i, i + KEY_CHUNK))
+      .execute();
+    for (const r of rows) if (r.dedupe_key !== null) found.add(r.dedupe_key);
+  }
+  return found;
+}
+
+export async function insertInteractions(db: Executor, rows: NewInteractionRow[]): Promise<void> {
+  await insertInChunks(db as Kysely<Database>, 'interactions', rows, { maxRows: 1000 });
+}
+
+type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
+
+/**
+ * Adds rows to a rollup: insert, or add the counts to the row of the same key. Rows must have
+ * distinct keys (callers aggregate first).
+ */
+async function addToRollup<T extends keyof Database & string>(
+  db: Executor,
+  table: T,
+  keys: readonly (keyof Database[T] & string)[],
+  counts: readonly (Counts<Database[T]> & string)[],
+  rows: readonly Database[T][],
+): Promise<void> {
+  const width = keys.length + counts.length;
+  const perStatement = Math.floor(5000 / width);
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    await db
+      .insertInto(table)
+      .values(chunk as never)
+      .onConflict((oc) =>
+        oc
+          .columns(keys as never)
+          .doUpdateSet(
+            Object.fromEntries(
+              counts.map((c) => [
+                c,
+                sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`,
+              ]),
+            ) as never,
+          ),
+      )
+      .execute();
+  }
+}
+
+export const TRAFFIC_KEYS = ['day', 'source', 'brand', 'agent', 'operator', 'kind'] as const;
+export const TRAFFIC_COUNTS = ['interactions', 'fetched', 'verified', 'bytes'] as const;
+export const PRODUCT_COUNTS = [
+  'interactions',
+  'assistant',
+  'search',
+  'training',
+  'agent',
+  'views',
+  'clicks',
+  'conversions',
+  'revenue_minor',
+] as const;
+export const REVENUE_COUNTS = ['conversions', 'amount_minor'] as const;
+
+export async function addTraffic(db: Executor, rows: AnalyticsDailyTrafficTable[]): Promise<void> {
+  await addToRollup(db, 'analytics_daily_traffic', TRAFFIC_KEYS, TRAFFIC_COUNTS, rows);
+}
+
+export async function addProductDays(
+  db: Executor,
+  rows: AnalyticsDailyProductTable[],
+): Promise<void> {
+  await addToRollup(db, 'analytics_daily_products', ['day', 'product_id'], PRODUCT_COUNTS, rows);
+}
+
+export async function addRevenue(db: Executor, rows: AnalyticsDailyRevenueTable[]): Promise<void> {
+  await addToRollup(
+    db,
+    'analytics_daily_revenue',
+    ['day', 'currency', 'product_id'],
+    REVENUE_COUNTS,
+    rows,
+  );
+}
+
+/** Deletes up to `limit` of the oldest interactions before `cutoff`; returns how many went. */
+export async function deleteInteractionsBefore(
+  db: Executor,
+  cutoff: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('interactions')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('interactions')
+        .select('id')
+        .where('at', '<', cutoff)
+        .orderBy('at')
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Which of these product ids exist (any status). */
+export async function existingProductIds(db: Executor, ids: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += KEY_CHUNK) {
+    const rows = await db
+      .selectFrom('products')
+      .select('id')
+      .where('id', 'in', ids.slice(i, i + KEY_CHUNK))
+      .execute();
+    for (const r of rows) found.add(r.id);
+  }
+  return found;
+}
+
+// --- Reads: every one from the rollups (and small tables), never from interactions. ---
+
+export async function countActiveProducts(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('product_counts')
+    .select('count')
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** AI interactions per day of [start, end] (days without any are absent). */
+export async function aiInteractionsByDay(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<{ day: string; kind: InteractionKind; interactions: number }[]> {
+  const rows = await db
+    .selectFrom('analytics_daily_traffic')
+    .select((eb) => ['day', 'kind', eb.fn.sum<number>('interactions').as('interactions')])
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .groupBy(['day', 'kind'])
+    .execute();
+  return rows.map((r) => ({ day: r.day, kind: r.kind, interactions: Number(r.interactions) }));
+}
+
+/** Conversions and amounts per day and currency of [start, end]. */
+export async function revenueByDay(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<{ day: string; currency: string; conversions: number; amount_minor: number }[]> {
+  const rows = await db
+    .selectFrom('analytics_daily_revenue')
+    .select((eb) => [
+      'day',
+      'currency',
+      eb.fn.sum<number>('conversions').as('conversions'),
+      eb.fn.sum<number>('amount_minor').as('amount_minor'),
+    ])
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .groupBy(['day', 'currency'])
+    .execute();
+  return rows.map((r) => ({
+    day: r.day,
+    currency: r.currency,
+    conversions: Number(r.conversions),
+    amount_minor: Number(r.amount_minor),
+  }));
+}
+
+/** Totals of [start, end]: AI interactions and conversions (for the previous period's trend). */
+export async function periodTotals(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<{ ai_interactions: number; conversions: number }> {
+  const [ai, conv] = await Promise.all([
+    db
+      .selectFrom('analytics_daily_traffic')
+      .select((eb) => eb.fn.sum<number>('interactions').as('n'))
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .where('kind', 'in', AI_KINDS)
+      .executeTakeFirst(),
+    db
+      .selectFrom('analytics_daily_revenue')
+      .select((eb) => eb.fn.sum<number>('conversions').as('n'))
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .executeTakeFirst(),
+  ]);
+  return { ai_interactions: Number(ai?.n ?? 0), conversions: Number(conv?.n ?? 0) };
+}
+
+/**
+ * Products discovered in [start, end] (CONTRACT part 9): the published products of every brand
+ * whose page or feed an AI agent fetched (discovery_brands.product_count, what the last
+ * publication carried), plus the active products an AI interaction or event names that are
+ * not of such a brand.
+ */
+export async function countDiscovered(
+  db: Executor,
+  start: string,
+  end: string,
+  storeName: string,
+): Promise<number> {
+  const fetchedBrands = db
+    .selectFrom('analytics_daily_traffic')
+    .select('brand')
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .where('kind', 'in', AI_KINDS)
+    .where('fetched', '>', 0)
+    .where('brand', '!=', '');
+  const [viaBrands, named] = await Promise.all([
+    db
+      .selectFrom('discovery_brands')
+      .select((eb) => eb.fn.sum<number>('product_count').as('n'))
+      .where('slug', 'in', fetchedBrands)
+      .executeTakeFirst(),
+    db
+      .selectFrom(
+        db
+          .selectFrom('analytics_daily_products')
+          .select('product_id')
+          .where('day', '>=', start)
+          .where('day', '<=', end)
+          .distinct()
+          .as('d'),
+      )
+      .innerJoin('products as p', 'p.id', 'd.product_id')
+      .leftJoin('discovery_brands as b', (j) =>
+        j.on((eb) => eb('b.name', '=', eb.fn.coalesce('p.brand', sql.lit(storeName)))),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('p.status', '=', 'active')
+      .where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)]))
+      .executeTakeFirst(),
+  ]);
+  return Number(viaBrands?.n ?? 0) + Number(named?.n ?? 0);
+}
+
+/** AI interactions of [start, end] per agent, operator and kind. */
+export async function trafficByAgent(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<
+  {
+    agent: string;
+    operator: string;
+    kind: InteractionKind;
+    interactions: number;
+    verified: number;
+  }[]
+> {
+  const rows = await db
+    .selectFrom('analytics_daily_traffic')
+    .select((eb) => [
+      'agent',
+      'operator',
+      'kind',
+      eb.fn.sum<number>('interactions').as('interactions'),
+      eb.fn.sum<number>('verified').as('verified'),
+    ])
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .groupBy(['agent', 'operator', 'kind'])
+    .execute();
+  return rows.map((r) => ({
+    agent: r.agent,
+    operator: r.operator,
+    kind: r.kind,
+    interactions: Number(r.interactions),
+    verified: Number(r.verified),
+  }));
+}
+
+export type ProductSort = 'interactions' | 'views' | 'clicks' | 'conversions' | 'revenue';
+
+export interface ProductTotalsRow {
+  product_id: string;
+  interactions: number;
+  assistant: number;
+  search: number;
+  training: number;
+  agent: number;
+  views: number;
+  clicks: number;
+  conversions: number;
+  revenue_minor: number;
+}
+
+/** A page of products with activity in [start, end], by a total descending, then by id. */
+export async function productTotalsPage(
+  db: Executor,
+  start: string,
+  end: string,
+  page: { sort: ProductSort; limit: number; offset: number },
+): Promise<{ rows: (ProductTotalsRow & { name: string | null })[]; total: number }> {
+  const column = page.sort === 'revenue' ? 'revenue_minor' : page.sort;
+  const totals = db
+    .selectFrom('analytics_daily_products')
+    .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .groupBy('product_id');
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom(totals.as('t'))
+      .leftJoin('products as p', 'p.id', 't.product_id')
+      .selectAll('t')
+      .select('p.name')
+      .orderBy(`t.${column}`, 'desc')
+      .orderBy('t.product_id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    db
+      .selectFrom('analytics_daily_products')
+      .select((eb) => eb.fn.count<number>('product_id').distinct().as('n'))
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .executeTakeFirst(),
+  ]);
+  return {
+    rows: rows.map((r) => ({
+      product_id: r.product_id,
+      name: r.name ?? null,
+      interactions: Number(r.interactions),
+      assistant: Number(r.assistant),
+      search: Number(r.search),
+      training: Number(r.training),
+      agent: Number(r.agent),
+      views: Number(r.views),
+      clicks: Number(r.clicks),
+      conversions: Number(r.conversions),
+      revenue_minor: Number(r.revenue_minor),
+    })),
+    total: Number(count?.n ?? 0),
+  };
+}
+
+/** Conversions in currencies other than `currency`, per product of `ids`, in [start, end]. */
+export async function otherCurrencyRevenue(
+  db: Executor,
+  start: string,
+  end: string,
+  currency: string,
+  ids: string[],
+): Promise<{ product_id: string; currency: string; conversions: number; amount_minor: number }[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('analytics_daily_revenue')
+    .select((eb) => [
+      'product_id',
+      'currency',
+      eb.fn.sum<number>('conversions').as('conversions'),
+      eb.fn.sum<number>('amount_minor').as('amount_minor'),
+    ])
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .where('currency', '!=', currency)
+    .where('product_id', 'in', ids)
+    .groupBy(['product_id', 'currency'])
+    .execute();
+  return rows.map((r) => ({
+    product_id: r.product_id,
+    currency: r.currency,
+    conversions: Number(r.conversions),
+    amount_minor: Number(r.amount_minor),
+  }));
+}
