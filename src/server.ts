@@ -158,7 +158,10 @@ export async function startServer(config: Config, options: StartOptions): Promis
     currency: config.DEFAULT_CURRENCY,
     logger: options.logger,
     now: deps.now,
-    sources: analyticsReportSources(config.DEFAULT_CURRENCY),
+    sources: analyticsReportSources({
+      currency: config.DEFAULT_CURRENCY,
+      storeName: config.STORE_NAME,
+    }),
   });
   unsubscribe.push(changes.subscribe('reportsChanged', () => reports.nudge()));
   await reports.start();

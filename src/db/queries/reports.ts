@@ -10,6 +10,7 @@ import type {
 import type { Insertable } from 'kysely';
 import type { FeedRow } from '../schema.js';
 import { CATALOGUE_COLUMNS, type CatalogueRow } from './products.js';
+import { PRODUCT_COUNTS } from './analytics.js';
 
 export interface ReportListFilter {
   type?: ReportType | undefined;
@@ -127,4 +128,30 @@ export async function listCatalogueReportPage(
 /** Every feed, oldest first (a store has a handful). */
 export async function listAllFeedRows(db: Executor): Promise<FeedRow[]> {
   return db.selectFrom('feeds').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+/** Per-product analytics totals in [start, end] for these ids (ids without activity are absent). */
+export async function productTotalsForIds(
+  db: Executor,
+  start: string,
+  end: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<(typeof PRODUCT_COUNTS)[number], number>>> {
+  const totals = new Map<string, Record<(typeof PRODUCT_COUNTS)[number], number>>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('analytics_daily_products')
+      .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .where('product_id', 'in', ids.slice(i, i + 500))
+      .groupBy('product_id')
+      .execute();
+    for (const r of rows) {
+      const counts = {} as Record<(typeof PRODUCT_COUNTS)[number], number>;
+      for (const c of PRODUCT_COUNTS) counts[c] = Number(r[c]);
+      totals.set(r.product_id, counts);
+    }
+  }
+  return totals;
 }

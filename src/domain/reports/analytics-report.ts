@@ -58,6 +58,7 @@ export function analyticsJson(header: ReportHeader, content: AnalyticsReportCont
       conversions: d.conversions,
       revenue: Number(money(d.revenue_minor, c)),
     })),
+    other_currencies: content.otherCurrencies,
     top_products: content.topProducts.map((p) => ({
       id: p.id,
       name: p.name,
@@ -161,7 +162,13 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
     if (trend) out += `<div class="trend">${escapeHtml(trend)}</div>`;
     out += '</div>\n';
   }
-  out += '</div>\n<h2>Daily series</h2>\n';
+  out += '</div>\n';
+  if (content.otherCurrencies.length > 0) {
+    out += `<p class="meta">Conversions in other currencies, not in the revenue above: ${content.otherCurrencies
+      .map((o) => escapeHtml(`${o.amount} ${o.currency} (${o.conversions} conversions)`))
+      .join(', ')}</p>\n`;
+  }
+  out += '<h2>Daily series</h2>\n';
   out += `<figure id="chart-interactions"><figcaption>AI interactions by agent kind</figcaption>\n`;
   out += renderLineChart({
     title: 'AI interactions per day by agent kind',

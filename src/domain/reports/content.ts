@@ -50,6 +50,8 @@ export interface AnalyticsReportContent {
   metrics: ReportMetric[];
   /** One entry per day of the period, in order, days without data included. */
   daily: ReportDay[];
+  /** Conversions in other currencies: never summed into revenue, shown apart. */
+  otherCurrencies: { currency: string; conversions: number; amount: number }[];
   topProducts: ReportProductLine[];
   topAgents: ReportAgentLine[];
 }
