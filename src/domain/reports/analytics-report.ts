@@ -116,7 +116,7 @@ export function analyticsCsv(content: AnalyticsReportContent): string {
       ...content.topAgents.map((a) => [a.agent, a.operator, a.kind, a.interactions]),
     ]),
   ];
-  return sections.join('\r\n');
+  return sections.join('\n');
 }
 
 function percent(ratio: number): string {
@@ -133,7 +133,11 @@ function formatMetric(m: ReportMetric, currency: string): string {
 function trendLine(m: ReportMetric): string {
   const parts: string[] = [];
   if (m.daily_average !== undefined && m.daily_average !== null) {
-    parts.push(`${m.daily_average.toLocaleString('en-US', { maximumFractionDigits: 2 })} a day`);
+    parts.push(
+      m.unit === 'ratio'
+        ? `${percent(m.daily_average)} daily average`
+        : `${m.daily_average.toLocaleString('en-US', { maximumFractionDigits: 2 })} a day`,
+    );
   }
   if (m.growth_rate !== undefined) {
     parts.push(
@@ -178,6 +182,7 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
       values: content.daily.map((d) => d.interactions[k] ?? 0),
     })),
     yLabel: 'Interactions',
+    integer: true,
     xLabel: 'Day (UTC)',
   });
   out += '</figure>\n';
@@ -187,6 +192,7 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
     labels,
     series: [{ name: 'conversions', values: content.daily.map((d) => d.conversions) }],
     yLabel: 'Conversions',
+    integer: true,
     xLabel: 'Day (UTC)',
   });
   out += '</figure>\n';

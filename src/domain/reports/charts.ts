@@ -25,6 +25,8 @@ export interface ChartOptions {
   yLabel?: string;
   /** The x axis's title, e.g. "Day (UTC)". */
   xLabel?: string;
+  /** The values are counts: the axis steps by whole numbers. */
+  integer?: boolean;
   /** Writes a value for the axis and the tooltips (default: grouped digits). */
   formatValue?: (value: number) => string;
   width?: number;
@@ -52,12 +54,15 @@ function defaultFormat(value: number): string {
 }
 
 /** A rounded axis maximum and step: 1, 2 or 5 times a power of ten, about 4 steps. */
-export function niceScale(max: number): { max: number; step: number } {
-  if (!(max > 0)) return { max: 1, step: 0.25 };
-  const rough = max / 4;
+export function niceScale(max: number, integer = false): { max: number; step: number } {
+  if (!(max > 0)) return integer ? { max: 1, step: 1 } : { max: 1, step: 0.25 };
+  const rough = integer ? Math.max(1, max / 4) : max / 4;
   const power = 10 ** Math.floor(Math.log10(rough));
   const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough) ?? 10 * power;
-  return { max: Math.ceil(max / step - 1e-9) * step, step };
+  let top = Math.ceil(max / step - 1e-9) * step;
+  // Rounding may leave the top a hair under the maximum: one more step covers it.
+  if (top < max) top += step;
+  return { max: top, step };
 }
 
 function round(n: number): string {
@@ -84,7 +89,7 @@ function frameOf(options: ChartOptions, maxValue: number): Frame {
     width: width - MARGIN.left - MARGIN.right,
     height: height - MARGIN.top - legend - MARGIN.bottom,
   };
-  const scale = niceScale(maxValue);
+  const scale = niceScale(maxValue, options.integer);
   return {
     width,
     height,
