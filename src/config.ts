@@ -68,6 +68,8 @@ const ConfigSchema = z.object({
   DISCOVERY_LIMIT_PER_DAY: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_CACHE_MB: z.coerce.number().int().min(0).default(256),
   DISCOVERY_TRUST_PROXY: boolean.default(false),
+  /** Raw analytics interactions older than this are purged daily; the daily rollups stay. */
+  ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, loadEnvFile } from './config.js';
 import { UsageError } from './cli/args.js';
+import { analyticsHelp, runAnalytics } from './cli/analytics.js';
 import { buildHelp, runBuild } from './cli/build.js';
 import { keysHelp, runKeys } from './cli/keys.js';
 import { migrateHelp, runMigrate } from './cli/migrate.js';
@@ -30,6 +31,11 @@ const VERBS: Record<string, Verb> = {
     run: runSeed,
   },
   openapi: { summary: 'print the OpenAPI document', help: openapiHelp, run: runOpenapi },
+  analytics: {
+    summary: 'import CDN access logs; list who counts as an AI agent',
+    help: analyticsHelp,
+    run: runAnalytics,
+  },
 };
 
 const usage = `agentshelf ${VERSION}: put a product catalogue in front of AI shopping agents.

@@ -14,6 +14,8 @@ import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './domain/reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
+import { RequestLog } from './http/discovery/request-log.js';
+import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
 import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
 import type { Stage } from '../pipeline/stage.js';
@@ -28,6 +30,8 @@ export interface RunningServer {
   discovery: DiscoveryServer;
   /** The admin key created on first start with an empty key table, if any. */
   firstAdminKey?: string;
+  /** The daily purge of raw analytics interactions. */
+  analyticsRetention: AnalyticsRetention;
   /** The pipeline schedule, when started with `pipeline`. */
   pipeline?: PipelineScheduler;
   /** The report generator (POST /v1/reports is generated here, in the background). */
@@ -100,6 +104,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: new RateLimiter(usage) } : {}),
     ...(audit ? { audit } : {}),
+    accessLog: new RequestLog(store.db, options.logger, { currency: config.DEFAULT_CURRENCY }),
   };
   // Webhooks: the delivery worker reads the outbox for as long as the server runs.
   const webhooks = new WebhookWorker(deps);
@@ -150,6 +155,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now: deps.now,
   });
   webhooks.start();
+  const analyticsRetention = startAnalyticsRetention({
+    db: store.db,
+    logger: options.logger,
+    now: deps.now,
+    retentionDays: config.ANALYTICS_RETENTION_DAYS,
+  });
   // Reports: pending ones (also those a killed process left) are generated in the background.
   const reports = new ReportWorker({
     store,
@@ -184,6 +195,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       ]);
       clearTimeout(timer);
       await discovery.close();
+      await deps.accessLog?.close();
+      await analyticsRetention.stop();
       // Every request has finished: write what the batches still hold, then close the store.
       await audit?.close();
       await usage?.close();
@@ -196,6 +209,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     store,
     deps,
     discovery,
+    analyticsRetention,
     reports,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),

@@ -61,6 +61,15 @@ function reasonOf(issue: z.core.$ZodIssue): string {
  */
 export function toAppError(error: z.ZodError, place: InputPlace, input?: unknown): AppError {
   const issue = error.issues[0]!;
+  // A union none of whose shapes fit (one event or a batch of them): report the problem of
+  // the shape the input came closest to (fewest problems), not "invalid input".
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const closest = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+    if (closest.length > 0) {
+      const issues = closest.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+      return toAppError({ issues } as unknown as z.ZodError, place, input);
+    }
+  }
   if (issue.code === 'unrecognized_keys') {
     const field = fieldPath([...issue.path, issue.keys[0]!]);
     const where = place === 'query' ? 'query parameter' : 'field';

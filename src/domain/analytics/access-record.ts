@@ -24,7 +24,7 @@ export interface AccessRecord {
   source: 'server' | 'export' | 'nginx' | 'cloudflare' | 'cloudfront';
 }
 
-/** Who made a request (CONTRACT part 9): data/ai-agents.json, classified by analytics/agents.ts. */
+/** Who made a request (CONTRACT part 9): ai-agents.json, classified by analytics/agents.ts. */
 export interface AgentClass {
   /** The agent's name (`GPTBot`); for `bot`, isbot's match; null for people. */
   agent: string | null;

@@ -35,6 +35,32 @@ async function serveFeedFile(
   return reply;
 }
 
+/**
+ * Records the export as an analytics interaction (source `export`) once its answer is sent,
+ * whatever it was (200, 304, 404, 409): the batch queue writes it, serving never waits.
+ */
+function recordExport(ctx: Koa.Context, deps: AppDeps): void {
+  const log = deps.accessLog;
+  if (!log) return;
+  const at = deps.now();
+  const { req, res } = ctx;
+  res.once('close', () => {
+    const length = Number(res.getHeader('content-length') ?? 0);
+    const signature = req.headers['signature-agent'];
+    log.record({
+      at,
+      method: req.method ?? 'GET',
+      path: ctx.path,
+      status: res.statusCode,
+      bytes: req.method === 'HEAD' || !Number.isFinite(length) ? 0 : length,
+      userAgent: req.headers['user-agent'] ?? null,
+      signatureAgent: typeof signature === 'string' ? signature : null,
+      dedupeKey: null,
+      source: 'export',
+    });
+  });
+}
+
 function feedOptions(deps: AppDeps) {
   return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
 }
@@ -127,12 +153,14 @@ export const feedRoutes = [
       304: { description: 'Not modified (If-None-Match or If-Modified-Since)' },
       ...ErrorResponses,
     },
-    handler: async ({ params, ctx }, deps) =>
-      serveFeedFile(ctx, deps, params.id, (feed) => ({
+    handler: async ({ params, ctx }, deps) => {
+      recordExport(ctx, deps);
+      return serveFeedFile(ctx, deps, params.id, (feed) => ({
         path: feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format),
         contentType: FEED_CONTENT_TYPES[feed.published_format],
         disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
-      })),
+      }));
+    },
   }),
   defineRoute({
     method: 'get',

@@ -1,4 +1,5 @@
 import type { RouteDef } from '../route.js';
+import { analyticsRoutes } from './analytics.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
@@ -14,6 +15,7 @@ export const allRoutes: RouteDef[] = [
   ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
+  ...analyticsRoutes,
   ...reportRoutes,
   ...metaRoutes(() => allRoutes),
 ];

@@ -10,4 +10,5 @@ export * from './products.js';
 export * from './registry.js';
 export * from './shared.js';
 export * from './webhooks.js';
+export * from './analytics.js';
 export * from './reports.js';

@@ -317,7 +317,6 @@ t.test('each request is recorded with its agent, in batches', async (t) => {
       path: '/v1/brands/lumen-and-co',
       brand: 'lumen-and-co',
       status: 200,
-      agent: null,
       kind: 'bot',
     },
     { path: '/v1/missing.json', brand: null, status: 404, agent: 'Claude-User', kind: 'assistant' },

@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { deleteInteractionsBefore } from '../../db/queries/analytics.js';
+import type { Executor } from '../../db/transaction.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes raw interactions older than `before`, a few thousand at a time so a large sweep
+ * never holds the write lock for long. The daily rollups stay: every answer reads them.
+ */
+export async function purgeInteractions(db: Executor, before: Date, chunk = 5000): Promise<number> {
+  const cutoff = before.toISOString();
+  let deleted = 0;
+  for (;;) {
+    const n = await deleteInteractionsBefore(db, cutoff, chunk);
+    deleted += n;
+    if (n < chunk) return deleted;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+export interface AnalyticsRetention {
+  /** Purges now: interactions older than ANALYTICS_RETENTION_DAYS before now(). */
+  sweep(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The daily purge inside serve: once at start, then every day. */
+export function startAnalyticsRetention(options: {
+  db: Executor;
+  logger: Logger;
+  now: () => Date;
+  retentionDays: number;
+  intervalMs?: number;
+}): AnalyticsRetention {
+  let running: Promise<number> | undefined;
+  const sweep = () =>
+    (running ??= purgeInteractions(
+      options.db,
+      new Date(options.now().getTime() - options.retentionDays * DAY_MS),
+    )
+      .then((n) => {
+        if (n > 0) options.logger.info({ deleted: n }, 'analytics: purged old interactions');
+        return n;
+      })
+      .catch((err: unknown) => {
+        options.logger.error({ err }, 'analytics: purge failed; will retry');
+        return 0;
+      })
+      .finally(() => {
+        running = undefined;
+      }));
+  const first = setTimeout(() => void sweep(), 1000);
+  first.unref();
+  const timer = setInterval(() => void sweep(), options.intervalMs ?? DAY_MS);
+  timer.unref();
+  return {
+    sweep,
+    stop: async () => {
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
