@@ -187,6 +187,10 @@ t.test(
     );
     t.same([...agentNames].sort(), [...AGENTS].sort());
 
+    t.ok(
+      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      'nothing sticks out sideways',
+    );
     const shot = path.join(ARTIFACTS, 'analytics-report.png');
     await page.screenshot({ path: shot, fullPage: true });
     t.ok(fs.statSync(shot).size > 10_000, 'a screenshot was taken');
@@ -223,6 +227,10 @@ t.test(
       els.map((e) => e.textContent),
     );
     t.same(names, HOSTILE_NAMES, 'every name reads back exactly as stored');
+    t.ok(
+      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      'long names wrap: nothing sticks out sideways',
+    );
     await page.screenshot({ path: path.join(ARTIFACTS, 'products-report.png'), fullPage: true });
     t.comment(`report artifacts: ${ARTIFACTS}`);
   },

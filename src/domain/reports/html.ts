@@ -35,7 +35,9 @@ h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--rule); 
 table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--rule); vertical-align: top; }
 th { font-weight: 600; background: #f5f7fa; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td { overflow-wrap: anywhere; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; overflow-wrap: normal; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 12px; }
 .card { border: 1px solid var(--rule); border-radius: 6px; padding: 10px 12px; }
 .card .label { color: var(--muted); font-size: 12px; }
