@@ -188,7 +188,7 @@ t.test(
     t.same([...agentNames].sort(), [...AGENTS].sort());
 
     t.ok(
-      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'),
       'nothing sticks out sideways',
     );
     const shot = path.join(ARTIFACTS, 'analytics-report.png');
@@ -228,7 +228,7 @@ t.test(
     );
     t.same(names, HOSTILE_NAMES, 'every name reads back exactly as stored');
     t.ok(
-      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'),
       'long names wrap: nothing sticks out sideways',
     );
     await page.screenshot({ path: path.join(ARTIFACTS, 'products-report.png'), fullPage: true });
