@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { productBody, startTestServer } from '../support/server.js';
 import { generateReportVia, waitForReport } from '../support/reports.js';
 import { clockAt } from '../support/clock.js';
+import { seedSynthetic } from '../../src/seed/synthetic.js';
 
 const NOW = '2026-11-20T15:30:00.000Z';
 
@@ -357,4 +358,42 @@ t.test('a POST with an Idempotency-Key creates one report', async (t) => {
   t.equal(b.body.id, a.body.id);
   await waitForReport(s, a.body.id);
   t.equal((await s.request('GET', '/v1/reports')).body.pagination.total, 1);
+});
+
+t.test('a report deleted while it is being generated leaves no file behind', async (t) => {
+  const s = await startTestServer(t);
+  await seedSynthetic(s.server.store.db, { count: 20_000, brands: 20 });
+  const dir = path.join(s.dir, 'reports');
+  fs.mkdirSync(dir);
+  const writing = new Promise<void>((resolve) => {
+    const watcher = fs.watch(dir, (_event, name) => {
+      if (name?.startsWith('.tmp-')) {
+        watcher.close();
+        resolve();
+      }
+    });
+  });
+  const created = await s.request('POST', '/v1/reports', {
+    body: { type: 'products', format: 'csv' },
+  });
+  await writing;
+  t.equal((await s.request('DELETE', `/v1/reports/${created.body.id}`)).status, 204);
+  t.notOk(
+    fs.existsSync(path.join(dir, `${created.body.id}.csv`)),
+    'deleted while still being written',
+  );
+  t.equal((await s.request('GET', `/v1/reports/${created.body.id}`)).status, 404);
+  // The generation finishes, finds its report gone, and removes what it wrote.
+  const emptied = new Promise<void>((resolve) => {
+    const check = () => {
+      if (fs.readdirSync(dir).length === 0) {
+        watcher.close();
+        resolve();
+      }
+    };
+    const watcher = fs.watch(dir, check);
+    check();
+  });
+  await emptied;
+  t.same(fs.readdirSync(dir), []);
 });
