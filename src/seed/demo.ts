@@ -2,6 +2,7 @@ import type { Db } from '../db/store.js';
 import { withTransaction } from '../db/transaction.js';
 import type { ProductCreateInput } from '../domain/products/schemas.js';
 import { createProduct } from '../domain/products/products.js';
+import { seedDemoAnalytics } from './demo-analytics.js';
 
 interface Model {
   sku: string;
@@ -438,12 +439,24 @@ export function demoProducts(): ProductCreateInput[] {
 
 /**
  * Writes the demo catalogue through the products domain (so each product records its event),
- * in one transaction: the catalogue is seeded whole or not at all, and announced once.
+ * with sixty days of analytics (seed/demo-analytics.ts), in one transaction: the catalogue is
+ * seeded whole or not at all, and announced once.
  */
-export async function seedDemo(db: Db, defaults: { currency: string }): Promise<number> {
+export async function seedDemo(
+  db: Db,
+  defaults: { currency: string },
+  options: { analytics?: boolean; now?: Date } = {},
+): Promise<number> {
   const products = demoProducts();
   await withTransaction(db, async (trx) => {
     for (const product of products) await createProduct(trx, product, defaults);
+    // Sixty days of agent traffic and conversions, so the first GET /v1/analytics shows some.
+    if (options.analytics !== false) {
+      await seedDemoAnalytics(trx, products, {
+        currency: defaults.currency,
+        now: options.now ?? new Date(),
+      });
+    }
   });
   return products.length;
 }
