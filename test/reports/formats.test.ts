@@ -388,7 +388,7 @@ t.test(
     t.match(html, '&lt;b&gt;Alpha&lt;/b&gt;');
     t.match(
       html,
-      'Conversions in other currencies, not in the revenue above: 5 EUR (1 conversions)',
+      'Conversions in other currencies, not in the revenue above: 5.00 EUR (1 conversions)',
     );
   },
 );

@@ -1,4 +1,4 @@
-import { formatMinorUnits } from '../money.js';
+import { formatMinorUnits, toMinorUnits } from '../money.js';
 import { renderBarChart, renderLineChart } from './charts.js';
 import { AGENT_KINDS, type AnalyticsReportContent, type ReportMetric } from './content.js';
 import { csvRows } from './csv.js';
@@ -169,7 +169,11 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
   out += '</div>\n';
   if (content.otherCurrencies.length > 0) {
     out += `<p class="meta">Conversions in other currencies, not in the revenue above: ${content.otherCurrencies
-      .map((o) => escapeHtml(`${o.amount} ${o.currency} (${o.conversions} conversions)`))
+      .map((o) =>
+        escapeHtml(
+          `${money(toMinorUnits(o.amount, o.currency), o.currency)} ${o.currency} (${o.conversions} conversions)`,
+        ),
+      )
       .join(', ')}</p>\n`;
   }
   out += '<h2>Daily series</h2>\n';
