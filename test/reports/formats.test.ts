@@ -370,6 +370,7 @@ t.test(
     t.equal(lines[dailyHeader + 3], '2026-11-03,0,0,0,0,2,10.00');
     t.ok(lines.includes('A,<b>Alpha</b>,3,3,0,2,10.00'));
     t.ok(lines.includes('revenue,10.00,,'));
+    t.ok(lines.includes('revenue_EUR,5.00,,'), 'other currencies on rows of their own');
 
     const html = await download(
       s,

@@ -89,6 +89,13 @@ export function analyticsCsv(content: AnalyticsReportContent): string {
         m.daily_average ?? null,
         m.growth_rate ?? null,
       ]),
+      // Conversions in other currencies: their own rows, never summed into revenue.
+      ...content.otherCurrencies.map((o) => [
+        `revenue_${o.currency}`,
+        money(toMinorUnits(o.amount, o.currency), o.currency),
+        null,
+        null,
+      ]),
     ]),
     csvRows([
       ['date', ...kinds.map((k) => `${k}_interactions`), 'conversions', `revenue_${c}`],
