@@ -6,6 +6,7 @@ import { pipelineBenchmark } from './pipeline.js';
 import { distBenchmark } from './dist.js';
 import { analyticsBenchmark } from './analytics.js';
 import { analyticsImportBenchmark } from './analytics-import.js';
+import { reportsBenchmark } from './reports.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -18,4 +19,5 @@ export const benchmarks: Record<string, Benchmark> = {
   dist: distBenchmark,
   analytics: analyticsBenchmark,
   'analytics-import': analyticsImportBenchmark,
+  reports: reportsBenchmark,
 };

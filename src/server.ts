@@ -11,6 +11,8 @@ import { monthOf, MonthlyUsage } from './domain/access/monthly-usage.js';
 import { RateLimiter } from './domain/access/rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
 import { changesOf } from './domain/changes.js';
+import { ReportWorker } from './domain/reports/worker.js';
+import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
 import { RequestLog } from './http/discovery/request-log.js';
 import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
@@ -32,6 +34,8 @@ export interface RunningServer {
   analyticsRetention: AnalyticsRetention;
   /** The pipeline schedule, when started with `pipeline`. */
   pipeline?: PipelineScheduler;
+  /** The report generator (POST /v1/reports is generated here, in the background). */
+  reports: ReportWorker;
   /**
    * Stops accepting, lets requests in flight finish, writes the queued audit entries and
    * usage counts, then closes the store.
@@ -157,6 +161,21 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now: deps.now,
     retentionDays: config.ANALYTICS_RETENTION_DAYS,
   });
+  // Reports: pending ones (also those a killed process left) are generated in the background.
+  const reports = new ReportWorker({
+    store,
+    dataDir: config.DATA_DIR,
+    storeName: config.STORE_NAME,
+    currency: config.DEFAULT_CURRENCY,
+    logger: options.logger,
+    now: deps.now,
+    sources: analyticsReportSources({
+      currency: config.DEFAULT_CURRENCY,
+      storeName: config.STORE_NAME,
+    }),
+  });
+  unsubscribe.push(changes.subscribe('reportsChanged', () => reports.nudge()));
+  await reports.start();
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -168,7 +187,12 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       // Deliveries and a pipeline run under way get the same grace as requests (a run is
       // aborted: its temporary files go, published files stay whole); the store closes last.
-      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS), pipeline?.stop()]);
+      await Promise.all([
+        closed,
+        webhooks.stop(config.SHUTDOWN_TIMEOUT_MS),
+        pipeline?.stop(),
+        reports.stop(),
+      ]);
       clearTimeout(timer);
       await discovery.close();
       await deps.accessLog?.close();
@@ -186,6 +210,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     deps,
     discovery,
     analyticsRetention,
+    reports,
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
     ...(pipeline ? { pipeline } : {}),

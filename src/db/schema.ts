@@ -259,6 +259,33 @@ export interface PipelineLockWaiterTable {
   heartbeat_ms: number;
 }
 
+export type ReportType = 'analytics' | 'products' | 'feed_diagnostics';
+export type ReportFormat = 'csv' | 'json' | 'html';
+export type ReportStatus = 'pending' | 'ready' | 'failed';
+
+/** A generated report (CONTRACT part 9): its file lives in DATA_DIR/reports/<id>.<format>. */
+export interface ReportTable {
+  id: string;
+  type: ReportType;
+  format: ReportFormat;
+  status: ReportStatus;
+  /** Why generation failed (status failed). */
+  failure_reason: string | null;
+  /** The period, UTC days YYYY-MM-DD; null for reports of the current state (feed_diagnostics). */
+  start_date: string | null;
+  end_date: string | null;
+  /** The name a download gets (Content-Disposition). */
+  file_name: string;
+  /** Size of the file once ready. */
+  bytes: number | null;
+  content_type: string;
+  /** Generations started: a process killed mid-way leaves started_at set and attempts counted. */
+  attempts: number;
+  started_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -283,6 +310,7 @@ export interface Database {
   analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
+  reports: ReportTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -306,6 +334,8 @@ export type FeedRow = Selectable<FeedTable>;
 export type NewFeedRow = Insertable<FeedTable>;
 export type FeedRowUpdate = Updateable<FeedTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
+export type ReportRow = Selectable<ReportTable>;
+export type ReportRowUpdate = Updateable<ReportTable>;
 
 // --- Analytics (issue 13) ---
 

@@ -8,9 +8,11 @@ import { afterCommit, storeOf, type Executor } from '../db/transaction.js';
  * - catalogueChanged: products were created, changed or deleted (the pipeline rebuilds);
  * - feedsChanged: a feed's definition or status changed (the pipeline runs);
  * - eventRecorded: the outbox has a new event (the webhook worker reads it);
- * - webhooksChanged: an endpoint was added, changed or removed (the worker looks again).
+ * - webhooksChanged: an endpoint was added, changed or removed (the worker looks again);
+ * - reportsChanged: a report was requested (the report worker looks for pending ones).
  */
-export type StoreChange = 'catalogueChanged' | 'feedsChanged' | 'eventRecorded' | 'webhooksChanged';
+export type StoreChange =
+  'catalogueChanged' | 'feedsChanged' | 'eventRecorded' | 'webhooksChanged' | 'reportsChanged';
 
 type Listener = () => void;
 

@@ -5,6 +5,7 @@ import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
+import { reportRoutes } from './reports.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** Every platform API route, in the order the OpenAPI document lists them. */
@@ -15,5 +16,6 @@ export const allRoutes: RouteDef[] = [
   ...apiKeyRoutes,
   ...auditLogRoutes,
   ...analyticsRoutes,
+  ...reportRoutes,
   ...metaRoutes(() => allRoutes),
 ];

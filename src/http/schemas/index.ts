@@ -11,3 +11,4 @@ export * from './registry.js';
 export * from './shared.js';
 export * from './webhooks.js';
 export * from './analytics.js';
+export * from './reports.js';

@@ -1,0 +1,263 @@
+import { formatMinorUnits, toMinorUnits } from '../money.js';
+import { renderBarChart, renderLineChart } from './charts.js';
+import { AGENT_KINDS, type AnalyticsReportContent, type ReportMetric } from './content.js';
+import { csvRows } from './csv.js';
+import {
+  escapeHtml,
+  htmlDocumentEnd,
+  htmlDocumentStart,
+  htmlTable,
+  isolatedText,
+  type HtmlColumn,
+} from './html.js';
+import type { ReportHeader } from './header.js';
+
+/** The agent kinds the series carry: the known ones in order, then any other. */
+export function kindsOf(content: AnalyticsReportContent): string[] {
+  const seen = new Set<string>(AGENT_KINDS);
+  const extra: string[] = [];
+  for (const day of content.daily) {
+    for (const kind of Object.keys(day.interactions)) {
+      if (!seen.has(kind)) {
+        seen.add(kind);
+        extra.push(kind);
+      }
+    }
+  }
+  return [...AGENT_KINDS, ...extra.sort()];
+}
+
+function money(minor: number, currency: string): string {
+  return formatMinorUnits(minor, currency);
+}
+
+function metricValue(metric: ReportMetric, currency: string): string | number | null {
+  if (metric.value === null) return null;
+  return metric.unit === 'money' ? money(metric.value, currency) : metric.value;
+}
+
+/** The analytics report as JSON: the same numbers the API gives, money as decimals. */
+export function analyticsJson(header: ReportHeader, content: AnalyticsReportContent): string {
+  const c = content.currency;
+  const document = {
+    report: header,
+    currency: c,
+    metrics: Object.fromEntries(
+      content.metrics.map((m) => [
+        m.name,
+        {
+          value: metricValue(m, c) === null ? null : Number(metricValue(m, c)),
+          ...(m.daily_average !== undefined ? { daily_average: m.daily_average } : {}),
+          ...(m.growth_rate !== undefined ? { growth_rate: m.growth_rate } : {}),
+        },
+      ]),
+    ),
+    daily: content.daily.map((d) => ({
+      date: d.date,
+      interactions: d.interactions,
+      conversions: d.conversions,
+      revenue: Number(money(d.revenue_minor, c)),
+    })),
+    other_currencies: content.otherCurrencies,
+    top_products: content.topProducts.map((p) => ({
+      id: p.id,
+      name: p.name,
+      interactions: p.interactions,
+      views: p.views,
+      clicks: p.clicks,
+      conversions: p.conversions,
+      revenue: Number(money(p.revenue_minor, c)),
+    })),
+    top_agents: content.topAgents,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+/**
+ * The analytics report as CSV: four sections (overview, daily series, top products, top
+ * agents), each a header row then its rows, separated by an empty line.
+ */
+export function analyticsCsv(content: AnalyticsReportContent): string {
+  const c = content.currency;
+  const kinds = kindsOf(content);
+  const sections = [
+    csvRows([
+      ['metric', 'value', 'daily_average', 'growth_rate'],
+      ...content.metrics.map((m) => [
+        m.name,
+        metricValue(m, c),
+        m.daily_average ?? null,
+        m.growth_rate ?? null,
+      ]),
+      // Conversions in other currencies: their own rows, never summed into revenue.
+      ...content.otherCurrencies.map((o) => [
+        `revenue_${o.currency}`,
+        money(toMinorUnits(o.amount, o.currency), o.currency),
+        null,
+        null,
+      ]),
+    ]),
+    csvRows([
+      ['date', ...kinds.map((k) => `${k}_interactions`), 'conversions', `revenue_${c}`],
+      ...content.daily.map((d) => [
+        d.date,
+        ...kinds.map((k) => d.interactions[k] ?? 0),
+        d.conversions,
+        money(d.revenue_minor, c),
+      ]),
+    ]),
+    csvRows([
+      ['product_id', 'name', 'interactions', 'views', 'clicks', 'conversions', `revenue_${c}`],
+      ...content.topProducts.map((p) => [
+        p.id,
+        p.name,
+        p.interactions,
+        p.views,
+        p.clicks,
+        p.conversions,
+        money(p.revenue_minor, c),
+      ]),
+    ]),
+    csvRows([
+      ['agent', 'operator', 'kind', 'interactions'],
+      ...content.topAgents.map((a) => [a.agent, a.operator, a.kind, a.interactions]),
+    ]),
+  ];
+  return sections.join('\n');
+}
+
+function percent(ratio: number): string {
+  return `${(ratio * 100).toLocaleString('en-US', { maximumFractionDigits: 1 })}%`;
+}
+
+function formatMetric(m: ReportMetric, currency: string): string {
+  if (m.value === null) return '–';
+  if (m.unit === 'ratio') return percent(m.value);
+  if (m.unit === 'money') return `${money(m.value, currency)} ${currency}`;
+  return m.value.toLocaleString('en-US');
+}
+
+function trendLine(m: ReportMetric): string {
+  const parts: string[] = [];
+  if (m.daily_average !== undefined && m.daily_average !== null) {
+    parts.push(
+      m.unit === 'ratio'
+        ? `${percent(m.daily_average)} daily average`
+        : `${m.daily_average.toLocaleString('en-US', { maximumFractionDigits: 2 })} a day`,
+    );
+  }
+  if (m.growth_rate !== undefined) {
+    parts.push(
+      m.growth_rate === null
+        ? 'no previous period'
+        : `${m.growth_rate >= 0 ? '+' : ''}${percent(m.growth_rate)} vs previous period`,
+    );
+  }
+  return parts.join(' · ');
+}
+
+/** The self-contained HTML analytics report: cards, three charts, two tables. */
+export function analyticsHtml(header: ReportHeader, content: AnalyticsReportContent): string {
+  const c = content.currency;
+  const labels = content.daily.map((d) => d.date);
+  const kinds = kindsOf(content);
+  let out = htmlDocumentStart(
+    `AI agent analytics: ${header.store}`,
+    `${header.period!.start} to ${header.period!.end} (UTC) · generated ${header.generated_at} · report ${header.id}`,
+  );
+  out += '<h2>Overview</h2>\n<div class="cards">\n';
+  for (const m of content.metrics) {
+    const trend = trendLine(m);
+    out += `<div class="card" data-metric="${escapeHtml(m.name)}"><div class="label">${escapeHtml(m.label)}</div>`;
+    out += `<div class="value">${escapeHtml(formatMetric(m, c))}</div>`;
+    if (trend) out += `<div class="trend">${escapeHtml(trend)}</div>`;
+    out += '</div>\n';
+  }
+  out += '</div>\n';
+  if (content.otherCurrencies.length > 0) {
+    out += `<p class="meta">Conversions in other currencies, not in the revenue above: ${content.otherCurrencies
+      .map((o) =>
+        escapeHtml(
+          `${money(toMinorUnits(o.amount, o.currency), o.currency)} ${o.currency} (${o.conversions} conversions)`,
+        ),
+      )
+      .join(', ')}</p>\n`;
+  }
+  out += '<h2>Daily series</h2>\n';
+  out += `<figure id="chart-interactions"><figcaption>AI interactions by agent kind</figcaption>\n`;
+  out += renderLineChart({
+    title: 'AI interactions per day by agent kind',
+    labels,
+    series: kinds.map((k) => ({
+      name: k,
+      values: content.daily.map((d) => d.interactions[k] ?? 0),
+    })),
+    yLabel: 'Interactions',
+    integer: true,
+    xLabel: 'Day (UTC)',
+  });
+  out += '</figure>\n';
+  out += `<figure id="chart-conversions"><figcaption>Conversions</figcaption>\n`;
+  out += renderBarChart({
+    title: 'Conversions per day',
+    labels,
+    series: [{ name: 'conversions', values: content.daily.map((d) => d.conversions) }],
+    yLabel: 'Conversions',
+    integer: true,
+    xLabel: 'Day (UTC)',
+  });
+  out += '</figure>\n';
+  out += `<figure id="chart-revenue"><figcaption>Revenue (${escapeHtml(c)})</figcaption>\n`;
+  out += renderBarChart({
+    title: `Revenue per day (${c})`,
+    labels,
+    series: [
+      {
+        name: 'revenue',
+        values: content.daily.map((d) => Number(money(d.revenue_minor, c))),
+        color: '#009E73',
+      },
+    ],
+    yLabel: `Revenue (${c})`,
+    xLabel: 'Day (UTC)',
+  });
+  out += '</figure>\n';
+  out += '<h2>Top products</h2>\n';
+  const productColumns: HtmlColumn<AnalyticsReportContent['topProducts'][number]>[] = [
+    {
+      label: 'Product',
+      cell: (p) => `${isolatedText(p.name)}<br><small>${isolatedText(p.id)}</small>`,
+    },
+    {
+      label: 'Interactions',
+      numeric: true,
+      cell: (p) => escapeHtml(p.interactions.toLocaleString('en-US')),
+    },
+    { label: 'Views', numeric: true, cell: (p) => escapeHtml(p.views.toLocaleString('en-US')) },
+    { label: 'Clicks', numeric: true, cell: (p) => escapeHtml(p.clicks.toLocaleString('en-US')) },
+    {
+      label: 'Conversions',
+      numeric: true,
+      cell: (p) => escapeHtml(p.conversions.toLocaleString('en-US')),
+    },
+    { label: `Revenue (${c})`, numeric: true, cell: (p) => escapeHtml(money(p.revenue_minor, c)) },
+  ];
+  out += htmlTable(
+    productColumns,
+    content.topProducts,
+    'No product had an AI interaction in this period.',
+  );
+  out += '<h2>Top agents</h2>\n';
+  const agentColumns: HtmlColumn<AnalyticsReportContent['topAgents'][number]>[] = [
+    { label: 'Agent', cell: (a) => isolatedText(a.agent) },
+    { label: 'Operator', cell: (a) => isolatedText(a.operator) },
+    { label: 'Kind', cell: (a) => escapeHtml(a.kind) },
+    {
+      label: 'Interactions',
+      numeric: true,
+      cell: (a) => escapeHtml(a.interactions.toLocaleString('en-US')),
+    },
+  ];
+  out += htmlTable(agentColumns, content.topAgents, 'No AI agent came in this period.');
+  return out + htmlDocumentEnd();
+}

@@ -1,0 +1,66 @@
+/**
+ * What an analytics report shows, gathered from the analytics store before anything is
+ * written (src/domain/reports/analytics-source.ts), so the renderers only format.
+ */
+
+/** Agent kinds in the order the charts and tables show them (CONTRACT part 9). */
+export const AGENT_KINDS = ['assistant', 'search', 'training', 'agent'] as const;
+
+export interface ReportMetric {
+  /** The metric's API name: total_products, ai_interactions, ... */
+  name: string;
+  label: string;
+  unit: 'count' | 'ratio' | 'money';
+  /** Counts and ratios as they are; money in minor units of the report's currency. */
+  value: number | null;
+  /** Trends, where the metric has them. */
+  daily_average?: number | null;
+  growth_rate?: number | null;
+}
+
+export interface ReportDay {
+  /** YYYY-MM-DD (UTC). */
+  date: string;
+  /** AI interactions by agent kind. */
+  interactions: Record<string, number>;
+  conversions: number;
+  /** Minor units of the report's currency. */
+  revenue_minor: number;
+}
+
+export interface ReportProductLine {
+  id: string;
+  name: string;
+  interactions: number;
+  views: number;
+  clicks: number;
+  conversions: number;
+  revenue_minor: number;
+}
+
+export interface ReportAgentLine {
+  agent: string;
+  operator: string;
+  kind: string;
+  interactions: number;
+}
+
+export interface AnalyticsReportContent {
+  currency: string;
+  metrics: ReportMetric[];
+  /** One entry per day of the period, in order, days without data included. */
+  daily: ReportDay[];
+  /** Conversions in other currencies: never summed into revenue, shown apart. */
+  otherCurrencies: { currency: string; conversions: number; amount: number }[];
+  topProducts: ReportProductLine[];
+  topAgents: ReportAgentLine[];
+}
+
+/** Per-product analytics of the products report, for a page of product ids. */
+export interface ProductAnalyticsLine {
+  interactions: number;
+  views: number;
+  clicks: number;
+  conversions: number;
+  revenue_minor: number;
+}
