@@ -77,9 +77,7 @@ export async function findMappings(
     .selectFrom('integration_products as m')
     .leftJoin('products as p', 'p.id', 'm.product_id')
     .selectAll('m')
-    .select((eb) =>
-      eb.case().when('p.id', 'is not', null).then(1).else(0).end().as('present'),
-    )
+    .select((eb) => eb.case().when('p.id', 'is not', null).then(1).else(0).end().as('present'))
     .where('m.integration_id', '=', integrationId)
     .where('m.external_id', 'in', externalIds)
     .execute();

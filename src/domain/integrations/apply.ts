@@ -32,7 +32,15 @@ export interface SyncCounts {
 }
 
 export function newCounts(): SyncCounts {
-  return { fetched: 0, created: 0, updated: 0, unchanged: 0, deactivated: 0, failed: 0, errors: [] };
+  return {
+    fetched: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    deactivated: 0,
+    failed: 0,
+    errors: [],
+  };
 }
 
 function fail(counts: SyncCounts, error: SyncError): void {
@@ -59,7 +67,8 @@ function issueOf(error: z.ZodError): { field: string; reason: string } {
   if (issue.code === 'unrecognized_keys') path.push(issue.keys[0]!);
   const field = path.map(String).join('.') || 'product';
   if (issue.code === 'unrecognized_keys') return { field, reason: 'is not a known field' };
-  if (issue.code === 'invalid_type' && issue.input === undefined) return { field, reason: 'is required' };
+  if (issue.code === 'invalid_type' && issue.input === undefined)
+    return { field, reason: 'is required' };
   return { field, reason: issue.message };
 }
 
@@ -246,7 +255,10 @@ export async function deactivateMappings(
         await updateProduct(trx, m.product_id, { status: 'inactive' }, options.now);
         options.counts.deactivated++;
       }
-      await updateMapping(trx, integrationId, m.external_id, { fingerprint: null, updated_at: stamp });
+      await updateMapping(trx, integrationId, m.external_id, {
+        fingerprint: null,
+        updated_at: stamp,
+      });
     }
   });
 }

@@ -17,12 +17,7 @@ import { newId } from '../../ids.js';
 import { checkTarget, TargetRefusedError } from '../../net/target-guard.js';
 import { recordEvent } from '../events.js';
 import { presentPagination } from '../pagination.js';
-import {
-  encryptCredentials,
-  openSourceContext,
-  sourceOf,
-  type IntegrationEnv,
-} from './runtime.js';
+import { encryptCredentials, openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import {
   CREDENTIAL_KEYS,
   type Integration,
@@ -95,7 +90,8 @@ export function targetsOf(
   const targets: { field: string; url: string }[] = [];
   if (platform !== 'feed') targets.push({ field: 'shop_domain', url: `https://${shopDomain}/` });
   for (const key of ['url', 'base_url', 'api_url']) {
-    if (typeof settings[key] === 'string') targets.push({ field: `settings.${key}`, url: settings[key] });
+    if (typeof settings[key] === 'string')
+      targets.push({ field: `settings.${key}`, url: settings[key] });
   }
   return targets;
 }
@@ -109,13 +105,17 @@ export async function guardTargets(
     try {
       await checkTarget(target.url, { allowPrivate });
     } catch (err) {
-      if (err instanceof TargetRefusedError) throw invalidField(target.field, `is refused: ${err.reason}`);
+      if (err instanceof TargetRefusedError)
+        throw invalidField(target.field, `is refused: ${err.reason}`);
       throw err;
     }
   }
 }
 
-function checkCredentials(platform: Platform, credentials: Record<string, string> | null | undefined) {
+function checkCredentials(
+  platform: Platform,
+  credentials: Record<string, string> | null | undefined,
+) {
   if (!credentials) return;
   const allowed = CREDENTIAL_KEYS[platform];
   for (const key of Object.keys(credentials)) {
@@ -146,7 +146,11 @@ function checkCredentials(platform: Platform, credentials: Record<string, string
   }
 }
 
-function shopDomainOf(platform: Platform, given: string | undefined, settings: Record<string, unknown>) {
+function shopDomainOf(
+  platform: Platform,
+  given: string | undefined,
+  settings: Record<string, unknown>,
+) {
   if (given) return given;
   if (platform === 'feed' && typeof settings.url === 'string') return new URL(settings.url).host;
   throw new AppError('missing_field', 'shop_domain is required.', {
@@ -247,7 +251,8 @@ export async function updateIntegration(
   const patch: IntegrationRowUpdate = {};
   if (input.shop_domain !== undefined) patch.shop_domain = shopDomain;
   if (input.settings !== undefined) patch.settings = JSON.stringify(settings);
-  if (input.credentials !== undefined) patch.credentials = encryptCredentials(env, input.credentials);
+  if (input.credentials !== undefined)
+    patch.credentials = encryptCredentials(env, input.credentials);
   if (input.status !== undefined && input.status !== before.status) patch.status = input.status;
   if (Object.keys(patch).length === 0) return present(db, before);
   patch.updated_at = now.toISOString();
@@ -255,7 +260,8 @@ export async function updateIntegration(
   return withTransaction(db, async (trx) => {
     await updateIntegrationRow(trx, id, patch);
     const integration = await present(trx, { ...before, ...patch } as IntegrationRow);
-    if (patch.status === 'connected') await recordEvent(trx, 'integration.connected', integration, now);
+    if (patch.status === 'connected')
+      await recordEvent(trx, 'integration.connected', integration, now);
     if (patch.status === 'disconnected' && before.status === 'connected') {
       await recordEvent(trx, 'integration.disconnected', integration, now);
     }
@@ -267,15 +273,23 @@ export async function updateIntegration(
  * Removes the integration, its mapping and history. Its products stay (a merchant deletes
  * products through the products API). 409 while a sync runs.
  */
-export async function deleteIntegration(env: IntegrationEnv, db: Executor, id: string): Promise<void> {
+export async function deleteIntegration(
+  env: IntegrationEnv,
+  db: Executor,
+  id: string,
+): Promise<void> {
   const row = await findIntegration(db, id);
   await recoverInterruptedSyncs(env, id);
   await withTransaction(db, async (trx) => {
     if (await findRunningSync(trx, id)) {
-      throw new AppError('conflict', 'A sync of this integration is running; delete it once the sync has finished.', {
-        field: 'id',
-        reason: 'a sync is running',
-      });
+      throw new AppError(
+        'conflict',
+        'A sync of this integration is running; delete it once the sync has finished.',
+        {
+          field: 'id',
+          reason: 'a sync is running',
+        },
+      );
     }
     const integration = presentIntegration(row);
     await deleteIntegrationRow(trx, id);
@@ -344,7 +358,8 @@ export async function testIntegration(
 export function failureMessage(err: unknown): string {
   if (err instanceof SourceError) return err.message;
   if (err instanceof AppError) return err.message;
-  if (err instanceof Error && (err.name === 'HttpError' || err.name === 'SecretKeyError')) return err.message;
+  if (err instanceof Error && (err.name === 'HttpError' || err.name === 'SecretKeyError'))
+    return err.message;
   return 'unexpected error while reading the platform (see the server log)';
 }
 
@@ -356,7 +371,10 @@ export async function syncHistory(
   await findIntegration(db, id);
   const rows = await listSyncRunRows(db, id, page);
   const total = await countSyncRuns(db, id);
-  return { syncs: rows.map(presentSyncRun), pagination: presentPagination(page, rows.length, total) };
+  return {
+    syncs: rows.map(presentSyncRun),
+    pagination: presentPagination(page, rows.length, total),
+  };
 }
 
 export async function syncStatus(db: Executor, id: string) {
@@ -367,7 +385,7 @@ export async function syncStatus(db: Executor, id: string) {
     integration_id: id,
     status: running ? ('running' as const) : ('idle' as const),
     current: running ? presentSyncRun(running) : null,
-    last: last && last.status !== 'running' ? presentSyncRun(last) : (await lastFinished(db, id)),
+    last: last && last.status !== 'running' ? presentSyncRun(last) : await lastFinished(db, id),
   };
 }
 

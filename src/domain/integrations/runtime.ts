@@ -43,7 +43,10 @@ export function sourceOf(env: IntegrationEnv, platform: Platform): IntegrationSo
 }
 
 /** Decrypted credentials, or null when none are set. */
-export function credentialsOf(env: IntegrationEnv, row: IntegrationRow): Record<string, string> | null {
+export function credentialsOf(
+  env: IntegrationEnv,
+  row: IntegrationRow,
+): Record<string, string> | null {
   if (row.credentials === null) return null;
   return JSON.parse(env.box.decrypt(row.credentials)) as Record<string, string>;
 }
@@ -77,7 +80,11 @@ export function openSourceContext(
       signal,
       sleep,
       userAgent: `agentshelf/${VERSION}`,
-      onRetry: (info) => logger.warn({ url: info.url, attempt: info.attempt, waitMs: info.waitMs, reason: info.reason }, 'platform request retried'),
+      onRetry: (info) =>
+        logger.warn(
+          { url: info.url, attempt: info.attempt, waitMs: info.waitMs, reason: info.reason },
+          'platform request retried',
+        ),
     });
   let state: Record<string, unknown> | undefined;
   const ctx: SourceContext = {

@@ -30,7 +30,11 @@ export const ShopDomain = text(255, { min: 1 })
     }
   })
   .check((ctx) => {
-    if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/.test(ctx.value)) {
+    if (
+      !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$/.test(
+        ctx.value,
+      )
+    ) {
       ctx.issues.push({
         code: 'custom',
         input: ctx.value,
@@ -41,22 +45,24 @@ export const ShopDomain = text(255, { min: 1 })
 
 export const Credentials = z.record(z.string(), text(4096, { min: 1 }));
 
-export const Settings = z
-  .record(z.string(), JsonValue)
-  .check((ctx) => {
-    const url = ctx.value.url;
-    if (url !== undefined && !httpUrl().safeParse(url).success) {
-      ctx.issues.push({
-        code: 'custom',
-        input: url,
-        path: ['url'],
-        message: 'must be an absolute http or https URL',
-      });
-    }
-    if (JSON.stringify(ctx.value).length > 16_384) {
-      ctx.issues.push({ code: 'custom', input: ctx.value, message: 'must be at most 16 KiB of JSON' });
-    }
-  });
+export const Settings = z.record(z.string(), JsonValue).check((ctx) => {
+  const url = ctx.value.url;
+  if (url !== undefined && !httpUrl().safeParse(url).success) {
+    ctx.issues.push({
+      code: 'custom',
+      input: url,
+      path: ['url'],
+      message: 'must be an absolute http or https URL',
+    });
+  }
+  if (JSON.stringify(ctx.value).length > 16_384) {
+    ctx.issues.push({
+      code: 'custom',
+      input: ctx.value,
+      message: 'must be at most 16 KiB of JSON',
+    });
+  }
+});
 
 export const IntegrationCreate = z.strictObject({
   platform: z.enum(PLATFORMS),

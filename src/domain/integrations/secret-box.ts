@@ -14,6 +14,8 @@ import path from 'node:path';
  */
 
 export const KEY_FILE_NAME = 'secret.key';
+/** The key file before a rotation, kept until every value is re-encrypted. */
+export const OLD_KEY_FILE_NAME = 'secret.key.old';
 const INFO = 'agentshelf integration credentials v1';
 
 export class SecretKeyError extends Error {
@@ -43,8 +45,8 @@ export function keyFilePath(dataDir: string): string {
 }
 
 /** The key file's key, or undefined when there is no key file. */
-export function readKeyFile(dataDir: string): SecretKey | undefined {
-  const file = keyFilePath(dataDir);
+export function readKeyFile(dataDir: string, name = KEY_FILE_NAME): SecretKey | undefined {
+  const file = path.join(dataDir, name);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8').trim();
@@ -112,6 +114,8 @@ export class SecretBox {
       const file = readKeyFile(this.settings.DATA_DIR);
       if (file) keys.push(file);
     }
+    const old = readKeyFile(this.settings.DATA_DIR, OLD_KEY_FILE_NAME);
+    if (old) keys.push(old);
     return keys;
   }
 
@@ -155,9 +159,7 @@ export function decryptWith(key: SecretKey, stored: string): string {
   const decipher = createDecipheriv('aes-256-gcm', key.key, sealed.subarray(0, 12));
   decipher.setAuthTag(sealed.subarray(12, 28));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString(
-      'utf8',
-    );
+    return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
   } catch {
     throw new SecretKeyError(`credentials do not decrypt with ${key.source}`);
   }

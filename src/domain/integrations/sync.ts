@@ -15,7 +15,13 @@ import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import { applyItems, deactivateUnseen, newCounts, type SyncCounts } from './apply.js';
-import { failureMessage, guardTargets, presentIntegration, presentSyncRun, targetsOf } from './integrations.js';
+import {
+  failureMessage,
+  guardTargets,
+  presentIntegration,
+  presentSyncRun,
+  targetsOf,
+} from './integrations.js';
 import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';
@@ -74,7 +80,10 @@ export async function recoverInterruptedSyncs(
   );
   for (const row of rows) {
     await finishRun(env, row, { ok: false, error: INTERRUPTED, counts: countsOf(row) });
-    env.logger.warn({ integration: row.integration_id, sync: row.id }, 'sync marked failed: its process stopped');
+    env.logger.warn(
+      { integration: row.integration_id, sync: row.id },
+      'sync marked failed: its process stopped',
+    );
   }
   return rows.length;
 }
@@ -185,8 +194,14 @@ async function runSync(
     state = await readAndWrite(env, integration, run, controller.signal, counts, options);
     outcome = { ok: true };
   } catch (err) {
-    const error = controller.signal.aborted ? 'stopped: the server shut down during the sync' : failureMessage(err);
-    if (!controller.signal.aborted && !(err instanceof SourceError) && failureMessage(err).startsWith('unexpected')) {
+    const error = controller.signal.aborted
+      ? 'stopped: the server shut down during the sync'
+      : failureMessage(err);
+    if (
+      !controller.signal.aborted &&
+      !(err instanceof SourceError) &&
+      failureMessage(err).startsWith('unexpected')
+    ) {
       env.logger.error({ err, integration: integration.id, sync: run.id }, 'sync failed');
     }
     outcome = { ok: false, error, auth: err instanceof SourceError && err.kind === 'auth' };
@@ -197,7 +212,10 @@ async function runSync(
   try {
     return await finishRun(env, run, { ...outcome, counts, ...(state ? { state } : {}) });
   } catch (err) {
-    env.logger.error({ err, integration: integration.id, sync: run.id }, 'sync outcome not recorded');
+    env.logger.error(
+      { err, integration: integration.id, sync: run.id },
+      'sync outcome not recorded',
+    );
     return presentSyncRun(run);
   }
 }
@@ -212,7 +230,10 @@ async function readAndWrite(
   options: SyncOptions,
 ): Promise<Record<string, unknown> | undefined> {
   const settings = JSON.parse(integration.settings) as Record<string, unknown>;
-  await guardTargets(targetsOf(integration.platform, integration.shop_domain, settings), env.allowPrivate);
+  await guardTargets(
+    targetsOf(integration.platform, integration.shop_domain, settings),
+    env.allowPrivate,
+  );
   const source = sourceOf(env, integration.platform);
   const { ctx, newState } = openSourceContext(env, integration, signal);
   const batchSize = env.batchSize ?? DEFAULT_BATCH;
@@ -318,7 +339,12 @@ async function finishRun(
     }
     await updateIntegrationRow(trx, run.integration_id, patch);
     const after = presentIntegration({ ...integration, ...patch } as IntegrationRow);
-    await recordEvent(trx, outcome.ok ? 'integration.sync.completed' : 'integration.sync.failed', syncRun, now);
+    await recordEvent(
+      trx,
+      outcome.ok ? 'integration.sync.completed' : 'integration.sync.failed',
+      syncRun,
+      now,
+    );
     if (patch.status === 'connected') await recordEvent(trx, 'integration.connected', after, now);
     if (patch.status === 'error') await recordEvent(trx, 'integration.disconnected', after, now);
     return syncRun;
@@ -339,7 +365,10 @@ export class SyncRunner {
     if (this.controller.signal.aborted) {
       throw new AppError('unavailable', 'The server is shutting down.', { retryAfter: 5 });
     }
-    const started = await startSync(this.env, integrationId, { ...options, signal: this.controller.signal });
+    const started = await startSync(this.env, integrationId, {
+      ...options,
+      signal: this.controller.signal,
+    });
     this.active.add(started.done);
     void started.done.finally(() => this.active.delete(started.done));
     return started;
