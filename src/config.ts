@@ -76,6 +76,8 @@ const ConfigSchema = z.object({
     .string()
     .refine(validateCron, 'a cron expression (5 fields, or 6 with seconds first)')
     .default('0 * * * *'),
+  /** Platform items written per sync transaction. */
+  SYNC_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -9,7 +9,7 @@ const INTEGRATION_SECRETS = [
   'consumer_secret',
   'webhook_secret',
   'password',
-  'bearer_token',
+  'token',
 ];
 
 /** JSON logs on stdout (stderr with `toStderr`, for verbs whose stdout is machine output). */

@@ -117,6 +117,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now,
     allowPrivate: config.ALLOW_PRIVATE_TARGETS,
     defaultCurrency: config.DEFAULT_CURRENCY,
+    batchSize: config.SYNC_BATCH_SIZE,
     ...options.integrations,
   });
   deps.integrations = integrations;

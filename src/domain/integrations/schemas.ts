@@ -12,7 +12,7 @@ export const SYNC_STATUSES = ['running', 'succeeded', 'failed'] as const;
 export const CREDENTIAL_KEYS: Record<Platform, readonly string[]> = {
   shopify: ['access_token', 'client_id', 'client_secret', 'webhook_secret'],
   woocommerce: ['consumer_key', 'consumer_secret', 'webhook_secret'],
-  feed: ['username', 'password', 'bearer_token', 'webhook_secret'],
+  feed: ['username', 'password', 'token', 'webhook_secret'],
 };
 
 /**

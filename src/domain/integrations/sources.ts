@@ -1,4 +1,7 @@
+import { feedSource } from './platforms/feed.js';
 import type { SourceRegistry } from './runtime.js';
 
 /** The platform sources this build knows. */
-export const platformSources: SourceRegistry = {};
+export const platformSources: SourceRegistry = {
+  feed: feedSource,
+};

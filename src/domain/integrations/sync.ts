@@ -357,7 +357,7 @@ async function finishRun(
  */
 export class SyncRunner {
   private readonly controller = new AbortController();
-  private readonly active = new Set<Promise<SyncRun>>();
+  private readonly active = new Map<string, Promise<SyncRun>>();
 
   constructor(readonly env: IntegrationEnv) {}
 
@@ -369,14 +369,19 @@ export class SyncRunner {
       ...options,
       signal: this.controller.signal,
     });
-    this.active.add(started.done);
-    void started.done.finally(() => this.active.delete(started.done));
+    this.active.set(started.run.id, started.done);
+    void started.done.finally(() => this.active.delete(started.run.id));
     return started;
+  }
+
+  /** The end of a run this process started (undefined when it has already ended). */
+  settled(runId: string): Promise<SyncRun> | undefined {
+    return this.active.get(runId);
   }
 
   /** Aborts the runs under way (each is recorded as failed) and waits for them to end. */
   async stop(): Promise<void> {
     this.controller.abort(new Error('shutting down'));
-    await Promise.all([...this.active]);
+    await Promise.all([...this.active.values()]);
   }
 }
