@@ -83,7 +83,7 @@ async function setup(
   const server = await startShopifyServer({ now: clock.ms, currency: 'EUR', ...serverOptions });
   t.teardown(() => server.close());
   const h = sourceHarness({
-    shopDomain: server.origin,
+    shopDomain: new URL(server.origin).host,
     credentials: { access_token: 'shpat_local_test_token' },
     clock,
     ...harness,
@@ -247,7 +247,7 @@ t.test('401, 402 and 423 stop the run with what the merchant should do', async (
     t.match((err as SourceError).message, message);
   }
   const wrong = sourceHarness({
-    shopDomain: server.origin,
+    shopDomain: new URL(server.origin).host,
     credentials: { access_token: 'shpat_wrong' },
   });
   const err = await collect(shopifySource, wrong.ctx).catch((e: unknown) => e);
@@ -270,7 +270,10 @@ t.test('client credentials: exchanged, kept, reused, refreshed before expiry', a
   const { server, h } = await setup(
     t,
     { products: 2, clientId: 'client-1', clientSecret: 'secret-1', tokenTtlSeconds: 86399 },
-    { clock, credentials: { client_id: 'client-1', client_secret: 'secret-1' } },
+    {
+      clock,
+      credentials: { client_id: 'client-1', client_secret: 'secret-1', webhook_secret: 'whs' },
+    },
   );
   await collect(shopifySource, h.ctx);
   t.equal(server.tokens.size, 1, 'one exchange');
@@ -279,6 +282,7 @@ t.test('client credentials: exchanged, kept, reused, refreshed before expiry', a
   t.match(saved.access_token, /^shpat_/);
   t.equal(saved.access_token_expires_at, new Date(clock.ms() + 86399_000).toISOString());
   t.equal(saved.client_secret, 'secret-1', 'the client credentials are kept beside the token');
+  t.equal(saved.webhook_secret, 'whs', 'and so is the webhook secret');
   const graphql = server.requests.filter((r) => r.path.includes('graphql'));
   t.ok(graphql.every((r) => r.token === saved.access_token));
 
@@ -303,7 +307,7 @@ t.test('client credentials: exchanged, kept, reused, refreshed before expiry', a
 
   // Wrong client secret: auth.
   const wrong = sourceHarness({
-    shopDomain: server.origin,
+    shopDomain: new URL(server.origin).host,
     credentials: { client_id: 'client-1', client_secret: 'nope' },
   });
   const err = await collect(shopifySource, wrong.ctx).catch((e: unknown) => e);
@@ -318,7 +322,7 @@ t.test('large catalogues go through a bulk operation with the same items', async
   t.equal(server.bulkOperations.length, 0);
 
   const bulk = sourceHarness({
-    shopDomain: server.origin,
+    shopDomain: new URL(server.origin).host,
     credentials: { access_token: 'shpat_local_test_token' },
     settings: { bulk_threshold: 10, bulk_poll_seconds: 3 },
     clock: h.clock,
@@ -419,11 +423,13 @@ t.test(
 );
 
 t.test('credentials are never sent over plain HTTP to a public host', async (t) => {
-  const h = sourceHarness({
-    shopDomain: 'http://shop.example.com',
-    credentials: { access_token: 'shpat_x' },
-  });
-  const err = await collect(shopifySource, h.ctx).catch((e: unknown) => e);
-  t.ok(err instanceof SourceError && err.kind === 'invalid');
-  t.match((err as Error).message, /HTTPS/);
+  for (const options of [
+    { shopDomain: 'http://shop.example.com' },
+    { shopDomain: 'shop.example.com', settings: { scheme: 'http' } },
+  ]) {
+    const h = sourceHarness({ ...options, credentials: { access_token: 'shpat_x' } });
+    const err = await collect(shopifySource, h.ctx).catch((e: unknown) => e);
+    t.ok(err instanceof SourceError && err.kind === 'invalid');
+    t.match((err as Error).message, /HTTPS/);
+  }
 });

@@ -3,13 +3,28 @@ import { SourceError, type SourceContext } from '../source.js';
 
 /**
  * The origin a platform is reached at. A shop domain as merchants give it
- * (`example.myshopify.com`) means HTTPS; a full `http(s)://host[:port]` is taken as written
- * (local platforms in tests, a WooCommerce on a non-standard port).
+ * (`example.myshopify.com`, `shop.example.com:8443`) means HTTPS. A loopback or private
+ * address (`127.0.0.1:8080`, `localhost`), which the SSRF guard only lets through with
+ * ALLOW_PRIVATE_TARGETS, means plain HTTP: local platforms in tests and development.
+ * `settings.scheme` ('http' or 'https') overrides; a full `http(s)://host` is taken as written.
  */
 export function platformOrigin(ctx: SourceContext): string {
   const domain = ctx.shopDomain.trim().replace(/\/+$/, '');
   if (/^https?:\/\//i.test(domain)) return domain;
-  return `https://${domain}`;
+  const scheme = ctx.settings.scheme;
+  if (scheme === 'http' || scheme === 'https') return `${scheme}://${domain}`;
+  let host: string;
+  try {
+    host = new URL(`http://${domain}`).hostname;
+  } catch {
+    throw new SourceError(`"${domain}" is not a host name`, 'invalid');
+  }
+  return isLocal(host) ? `http://${domain}` : `https://${domain}`;
+}
+
+function isLocal(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || (addressBytes(host) !== undefined && isRefusedAddress(host));
 }
 
 /**
@@ -20,8 +35,7 @@ export function platformOrigin(ctx: SourceContext): string {
 export function assertSecureForCredentials(origin: string): void {
   const url = new URL(origin);
   if (url.protocol === 'https:') return;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || (addressBytes(host) !== undefined && isRefusedAddress(host))) return;
+  if (isLocal(url.hostname)) return;
   throw new SourceError(
     `credentials are only sent over HTTPS: use https://${url.host} as the shop domain`,
     'invalid',

@@ -127,8 +127,7 @@ export class ShopifyAdmin {
       ? this.ctx.now().getTime() + expiresIn * 1000
       : this.ctx.now().getTime() + 3600 * 1000;
     await this.ctx.saveCredentials({
-      client_id: creds.client_id!,
-      client_secret: creds.client_secret!,
+      ...creds, // client_id, client_secret, webhook_secret stay
       access_token: token,
       access_token_expires_at: new Date(this.expiresAt).toISOString(),
     });
