@@ -102,6 +102,8 @@ export async function applyItems(
   for (const item of items) {
     if (item.kind === 'error') {
       counts.fetched++;
+      // Still on the platform: its product (from an earlier good version) is kept as it is.
+      if (item.externalId !== null) options.seen?.add(item.externalId);
       fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
     } else if (item.kind === 'product') {
       counts.fetched++;
