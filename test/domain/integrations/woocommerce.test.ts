@@ -319,6 +319,12 @@ t.test('webhook(): simple products map like the sync; deleted removes the group'
     { items: [], removedGroupIds: [] },
     'a variable product waits for the next sync',
   );
+  const variation = { ...hoodie().variationList[0]!, type: 'variation', parent_id: 502 };
+  t.same(
+    woocommerceSource.webhook!(h.ctx, 'product.updated', variation),
+    { items: [], removedGroupIds: [] },
+    'so does a variation',
+  );
 });
 
 t.test('keys are never sent over plain HTTP to a public host', async (t) => {

@@ -223,8 +223,10 @@ export const woocommerceSource: IntegrationSource = {
     if (topic === 'product.deleted') return id ? { items: [], removedGroupIds: [id] } : none;
     if (topic !== 'product.created' && topic !== 'product.updated' && topic !== 'product.restored')
       return none;
+    // A variation's own webhook names one variant of a group, which would read as the others
+    // gone: like a variable product, it waits for the next sync.
     const type = str(payload.type);
-    if (type === 'variable' || type === 'grouped') return none;
+    if (type === 'variable' || type === 'grouped' || type === 'variation') return none;
     if (payload.status === 'trash') return id ? { items: [], removedGroupIds: [id] } : none;
     return { items: [itemOfSimpleProduct(payload, mapContextOfState(ctx))], removedGroupIds: [] };
   },
