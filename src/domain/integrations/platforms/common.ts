@@ -30,8 +30,10 @@ export function htmlToText(html: string | null | undefined): string | null {
   if (!html) return null;
   const text = html
     .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<br\s*\/?>|<\/(p|div|li|h[1-6])>/gi, '\n')
-    .replace(/<[^>]*>/g, ' ')
+    .replace(/<br\s*\/?>|<\/?(p|div|li|ul|ol|h[1-6]|tr|table|blockquote|section)\b[^>]*>/gi, '\n')
+    .replace(/<\/?(td|th)\b[^>]*>/gi, ' ')
+    // Inline tags (<em>, <strong>, <a>, <span>) join the words around them as they are.
+    .replace(/<[^>]*>/g, '')
     .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, (whole, name: string) => {
       if (name[0] === '#') {
         const code =

@@ -1,3 +1,4 @@
+import { HttpError } from '../../../net/http-client.js';
 import { addressBytes, isRefusedAddress } from '../../../net/target-guard.js';
 import { SourceError, type SourceContext } from '../source.js';
 
@@ -40,4 +41,15 @@ export function assertSecureForCredentials(origin: string): void {
     `credentials are only sent over HTTPS: use https://${url.host} as the shop domain`,
     'invalid',
   );
+}
+
+/** An HTTP failure as a SourceError (a refused target is a settings problem). */
+export function asSourceError(err: unknown): Error {
+  if (err instanceof SourceError) return err;
+  if (err instanceof HttpError)
+    return new SourceError(
+      `cannot reach the platform: ${err.message}`,
+      err.code === 'refused' ? 'invalid' : 'unavailable',
+    );
+  return err as Error;
 }

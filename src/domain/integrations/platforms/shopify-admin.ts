@@ -1,7 +1,7 @@
-import { HttpError, type HttpResponse } from '../../../net/http-client.js';
+import type { HttpResponse } from '../../../net/http-client.js';
 import { SourceError, type SourceContext } from '../source.js';
 import { isRecord, str } from './common.js';
-import { assertSecureForCredentials } from './origin.js';
+import { asSourceError, assertSecureForCredentials } from './origin.js';
 
 /**
  * The Admin GraphQL API of one shop: authentication (a fixed `shpat_` token, or the
@@ -278,16 +278,6 @@ export class ShopifyAdmin {
       throw asSourceError(err);
     }
   }
-}
-
-export function asSourceError(err: unknown): Error {
-  if (err instanceof SourceError) return err;
-  if (err instanceof HttpError)
-    return new SourceError(
-      `cannot reach the platform: ${err.message}`,
-      err.code === 'refused' ? 'invalid' : 'unavailable',
-    );
-  return err as Error;
 }
 
 function grantError(body: string): string {

@@ -1,6 +1,7 @@
 import { SourceError, type SourceContext, type SourceItem } from '../source.js';
 import { errorItem, isRecord, readLines, str } from './common.js';
-import { asSourceError, type ShopifyAdmin } from './shopify-admin.js';
+import { asSourceError } from './origin.js';
+import type { ShopifyAdmin } from './shopify-admin.js';
 import {
   imageOfGraphqlMedia,
   itemsOfProduct,

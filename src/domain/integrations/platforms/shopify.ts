@@ -6,8 +6,8 @@ import {
   type WebhookChange,
 } from '../source.js';
 import { isRecord, str } from './common.js';
-import { platformOrigin } from './origin.js';
-import { asSourceError, ShopifyAdmin } from './shopify-admin.js';
+import { asSourceError, platformOrigin } from './origin.js';
+import { ShopifyAdmin } from './shopify-admin.js';
 import { bulkItems } from './shopify-bulk.js';
 import {
   imageOfGraphqlMedia,
