@@ -1,5 +1,8 @@
+import type { Kysely } from 'kysely';
+import { insertInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
 import type {
+  Database,
   IntegrationProductRow,
   IntegrationRow,
   IntegrationRowUpdate,
@@ -83,8 +86,8 @@ export async function findMappings(
     .execute();
 }
 
-export async function insertMapping(db: Executor, row: IntegrationProductRow): Promise<void> {
-  await db.insertInto('integration_products').values(row).execute();
+export async function insertMappings(db: Executor, rows: IntegrationProductRow[]): Promise<void> {
+  await insertInChunks(db as Kysely<Database>, 'integration_products', rows, { maxRows: 100 });
 }
 
 export async function updateMapping(

@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Db } from '../../db/store.js';
+import type { IntegrationProductRow } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { findProductById } from '../../db/queries/products.js';
 import {
   findLiveMappingsOfGroups,
   findMappings,
-  insertMapping,
+  insertMappings,
   pageLiveMappings,
   updateMapping,
 } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { MoneyError, toMinorUnits } from '../money.js';
-import { createProduct, presentProduct, updateProduct } from '../products/products.js';
+import { createProducts, presentProduct, updateProduct } from '../products/products.js';
 import { ProductCreate, type ProductCreateInput } from '../products/schemas.js';
 import type { SyncError } from './schemas.js';
 import type { SourceItem, SourceProduct } from './source.js';
@@ -161,12 +162,17 @@ export async function applyItems(
         present: 1,
       });
     }
+    const creates: Valid[] = [];
     for (const item of valid) {
+      if (!item.present) {
+        creates.push(item);
+        continue;
+      }
       try {
-        await writeOne(trx, integrationId, item, options.defaultCurrency, now, counts);
+        await updateOne(trx, integrationId, item, now, counts);
       } catch (err) {
-        // Raised by the products' checks before they write anything (a price the currency
-        // cannot hold, say): the item fails alone, the batch goes on.
+        // Raised by the products' checks before they write anything (a currency change the
+        // price cannot follow, say): the item fails alone, the batch goes on.
         if (!(err instanceof AppError) || err.kind === 'internal') throw err;
         fail(counts, {
           external_id: item.externalId,
@@ -175,61 +181,83 @@ export async function applyItems(
         });
       }
     }
+    await createAll(trx, integrationId, creates, options.defaultCurrency, now, counts);
   });
 }
 
-async function writeOne(
+/**
+ * New items (and mapped ones whose product was deleted through the API since: made again
+ * under the same id), created together: the same rows and product.created events as one by
+ * one, with multi-row inserts.
+ */
+async function createAll(
   trx: Executor,
   integrationId: string,
-  item: Valid,
+  items: Valid[],
   defaultCurrency: string,
   now: Date,
   counts: SyncCounts,
 ): Promise<void> {
+  if (items.length === 0) return;
   const stamp = now.toISOString();
-  const { input, productId } = item;
-  const before = item.present ? await findProductById(trx, productId) : undefined;
-  if (before) {
-    const after = await updateProduct(
-      trx,
-      productId,
-      {
-        name: input.name,
-        description: input.description ?? null,
-        price: input.price,
-        currency: input.currency,
-        status: input.status ?? 'active',
-        category: input.category ?? null,
-        images: input.images ?? [],
-        attributes: input.attributes ?? {},
-      },
-      now,
-    );
-    if (sameProduct(presentProduct(before), after)) counts.unchanged++;
-    else counts.updated++;
-  } else {
-    // New, or its product was deleted through the API since: made again under the same id.
-    await createProduct(trx, { ...input, id: productId }, { currency: defaultCurrency }, now);
-    counts.created++;
-  }
-  if (item.mapped) {
-    await updateMapping(trx, integrationId, item.externalId, {
-      product_id: productId,
-      fingerprint: item.fingerprint,
-      group_id: item.groupId,
-      updated_at: stamp,
-    });
-  } else {
-    await insertMapping(trx, {
+  await createProducts(
+    trx,
+    items.map((item) => ({ ...item.input, id: item.productId })),
+    { currency: defaultCurrency },
+    now,
+  );
+  counts.created += items.length;
+  const fresh: IntegrationProductRow[] = [];
+  for (const item of items) {
+    const row = {
       integration_id: integrationId,
       external_id: item.externalId,
       group_id: item.groupId,
-      product_id: productId,
+      product_id: item.productId,
       fingerprint: item.fingerprint,
       updated_at: stamp,
-    });
-    item.mapped = true;
+    };
+    if (item.mapped) await updateMapping(trx, integrationId, item.externalId, row);
+    else fresh.push(row);
   }
+  await insertMappings(trx, fresh);
+}
+
+async function updateOne(
+  trx: Executor,
+  integrationId: string,
+  item: Valid,
+  now: Date,
+  counts: SyncCounts,
+): Promise<void> {
+  const { input, productId } = item;
+  const before = await findProductById(trx, productId);
+  if (!before) {
+    throw new AppError('internal', `product ${productId} vanished inside its transaction`);
+  }
+  const after = await updateProduct(
+    trx,
+    productId,
+    {
+      name: input.name,
+      description: input.description ?? null,
+      price: input.price,
+      currency: input.currency,
+      status: input.status ?? 'active',
+      category: input.category ?? null,
+      images: input.images ?? [],
+      attributes: input.attributes ?? {},
+    },
+    now,
+  );
+  if (sameProduct(presentProduct(before), after)) counts.unchanged++;
+  else counts.updated++;
+  await updateMapping(trx, integrationId, item.externalId, {
+    product_id: productId,
+    fingerprint: item.fingerprint,
+    group_id: item.groupId,
+    updated_at: now.toISOString(),
+  });
 }
 
 function sameProduct(a: object, b: object): boolean {
