@@ -149,6 +149,10 @@ async function measure(size: number): Promise<Measured> {
       ALLOW_PRIVATE_TARGETS: 'true',
       LOG_LEVEL: 'warn',
       PUBLIC_DIR: path.join(dir, 'public'),
+      // SYNC_BENCH_NODE_OPTIONS: Node flags for the syncs (a heap limit, say).
+      ...(process.env.SYNC_BENCH_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.SYNC_BENCH_NODE_OPTIONS }
+        : {}),
     };
     const sync = async () => {
       // SYNC_BENCH_PROFILE=DIR writes a CPU profile of each sync there.
