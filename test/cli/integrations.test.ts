@@ -204,3 +204,40 @@ t.test(
     t.notOk(fs.existsSync(path.join(dir, 'secret.key.old')));
   },
 );
+
+t.test(
+  'an OpenAI flat feed syncs into products that the discovery registry publishes',
+  async (t) => {
+    const feeds = await startFeedServer(t);
+    const fixture = fs.readFileSync(
+      path.join(import.meta.dirname, '../../../test/fixtures/feeds/openai.jsonl'),
+      'utf8',
+    );
+    feeds.set('/openai.jsonl', fixture);
+    const server = await startTestServer(t, PRIVATE);
+    const env = { DATA_DIR: server.dir, ...PRIVATE, FEEDS_URL: 'https://feeds.example.com' };
+    const id = (
+      await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings: { url: feeds.url('/openai.jsonl') } },
+      })
+    ).body.id as string;
+    const synced = await runCliAsync(['integrations', 'sync', id, '--json'], env);
+    t.equal(synced.status, 0, synced.stderr);
+    const run = JSON.parse(synced.stdout);
+    t.ok(run.created > 0, `${run.created} products created`);
+    const built = await runCliAsync(['build'], env);
+    t.equal(built.status, 0, built.stderr);
+    const publicDir = path.join(server.dir, 'public');
+    const index = JSON.parse(fs.readFileSync(path.join(publicDir, 'v1', 'index.json'), 'utf8'));
+    const text = JSON.stringify(index);
+    t.match(text, /OpenAI/, 'the feed brand is in the registry index');
+    const feed = fs
+      .readdirSync(path.join(publicDir, 'v1', 'feeds'), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.json'));
+    const published = feed
+      .map((f) => fs.readFileSync(path.join(publicDir, 'v1', 'feeds', f), 'utf8'))
+      .join('');
+    t.match(published, /Men's Trail Running Shoes/, 'its products are in the brand feed');
+  },
+);
