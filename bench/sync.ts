@@ -149,6 +149,7 @@ async function measure(size: number): Promise<Measured> {
       ALLOW_PRIVATE_TARGETS: 'true',
       LOG_LEVEL: 'warn',
       PUBLIC_DIR: path.join(dir, 'public'),
+      ...(process.env.SYNC_BATCH_SIZE ? { SYNC_BATCH_SIZE: process.env.SYNC_BATCH_SIZE } : {}),
       // SYNC_BENCH_NODE_OPTIONS: Node flags for the syncs (a heap limit, say).
       ...(process.env.SYNC_BENCH_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.SYNC_BENCH_NODE_OPTIONS }
