@@ -221,6 +221,24 @@ export async function countSyncRuns(db: Executor, integrationId: string): Promis
   return Number(row?.n ?? 0);
 }
 
+/** Deletes an integration's finished runs beyond the newest `keep`. */
+export async function pruneSyncRuns(
+  db: Executor,
+  integrationId: string,
+  keep: number,
+): Promise<void> {
+  const old = db
+    .selectFrom('sync_runs')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('status', '!=', 'running')
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1_000_000_000)
+    .offset(keep);
+  await db.deleteFrom('sync_runs').where('id', 'in', old).execute();
+}
+
 // --- inbound webhook receipts ---
 
 /** Records a delivery id; false when it was already recorded (a replay). */

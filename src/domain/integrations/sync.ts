@@ -7,6 +7,7 @@ import {
   findSyncRun,
   insertSyncRun,
   listRunningSyncs,
+  pruneSyncRuns,
   updateIntegrationRow,
   updateSyncRun,
 } from '../../db/queries/integrations.js';
@@ -39,6 +40,8 @@ import { SourceError, type SourceItem } from './source.js';
 export const SYNC_STALE_MS = 60_000;
 const HEARTBEAT_MS = 5_000;
 export const DEFAULT_BATCH = 500;
+/** Runs kept per integration in the history (an hourly schedule: six weeks). */
+export const HISTORY_KEPT = 1000;
 
 /** For the crash test only: `sync-after-batch` kills the process after the first batch. */
 const CRASH_AFTER_BATCH = process.env.AGENTSHELF_TEST_CRASH === 'sync-after-batch';
@@ -321,6 +324,7 @@ async function finishRun(
       error: outcome.ok ? null : outcome.error,
     };
     await updateSyncRun(trx, run.id, finished);
+    await pruneSyncRuns(trx, run.integration_id, HISTORY_KEPT);
     const syncRun = presentSyncRun(finished);
     const integration = await findIntegrationById(trx, run.integration_id);
     if (!integration) return syncRun;
