@@ -15,9 +15,24 @@ t.test(
   'a Shopify store syncs through the Admin API, and its webhooks apply between syncs',
   async (t) => {
     const clock = clockAt('2026-11-25T10:00:00.000Z');
-    const shop = await startShopifyServer({ products: 4, accessToken: 'shpat_e2e' });
+    // Shopify's rate-limit bucket refills by its own clock; the sync's waits move that clock.
+    let shopMs = Date.parse('2026-11-25T10:00:00.000Z');
+    const waits: number[] = [];
+    const shop = await startShopifyServer({
+      products: 4,
+      accessToken: 'shpat_e2e',
+      now: () => shopMs,
+    });
     t.teardown(() => shop.close());
-    const server = await startTestServer(t, PRIVATE, { now: clock.now });
+    const server = await startTestServer(t, PRIVATE, {
+      now: clock.now,
+      integrations: {
+        sleep: async (ms) => {
+          waits.push(ms);
+          shopMs += ms;
+        },
+      },
+    });
     const db = server.server.store.db;
     const secret = 'shopify-webhook-secret';
     const created = await server.request('POST', '/v1/integrations', {
@@ -88,6 +103,21 @@ t.test(
       'two price changes, two deactivations',
     );
     t.equal(kinds.filter((k) => k === 'product.created').length, 1);
+
+    // A throttled store: the bucket is empty, the sync waits for it (by Shopify's figures).
+    clock.advance(60);
+    shop.bucket.available = 0;
+    waits.length = 0;
+    const throttled = await syncAndWait(server, id);
+    t.match(throttled, { status: 'succeeded', fetched: 7, failed: 1, unchanged: 6 });
+    t.ok(
+      waits.length > 0 && waits.every((ms) => ms > 0),
+      `waited ${waits.join(', ')} ms for the bucket`,
+    );
+    t.ok(
+      shop.requests.some((r) => r.throttled),
+      'Shopify answered THROTTLED at least once',
+    );
 
     // Inbound webhook: products/update, signed; then the same delivery again.
     clock.advance(60);
