@@ -22,8 +22,8 @@ Platform integrations (Shopify, WooCommerce, feed URLs). Connect one with the AP
       Lists integrations: id, platform, shop domain, status, products, last sync, last error.
   integrations sync ID [--json]
       Runs one sync of the integration now and waits for it (a progress line on a terminal).
-      Exits 0 when it succeeded, 1 when it failed, 130 when interrupted (the run is recorded
-      as failed; the next one starts over). Refused while another sync of it runs anywhere.
+      Exits 0 when it succeeded, 1 when it failed, 3 when a sync of it already runs (here or
+      in serve), 130 when interrupted (the run is recorded as failed; the next one starts over).
   integrations rotate-key [--json]
       Re-encrypts every integration's credentials with the current key: SECRET_KEY, reading
       old values with OLD_SECRET_KEY or the key file DATA_DIR/secret.key; without SECRET_KEY,

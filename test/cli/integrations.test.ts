@@ -241,3 +241,34 @@ t.test(
     t.match(published, /Men's Trail Running Shoes/, 'its products are in the brand feed');
   },
 );
+
+t.test(
+  'one sync at a time across processes: the CLI is refused while serve runs one',
+  async (t) => {
+    const feeds = await startFeedServer(t);
+    feeds.hang('/slow.jsonl');
+    const server = await startTestServer(t, PRIVATE);
+    const id = (
+      await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings: { url: feeds.url('/slow.jsonl') } },
+      })
+    ).body.id as string;
+    const started = await server.request('POST', `/v1/integrations/${id}/sync`);
+    t.equal(started.status, 202);
+    const cli = await runCliAsync(['integrations', 'sync', id], {
+      DATA_DIR: server.dir,
+      ...PRIVATE,
+    });
+    t.equal(cli.status, 3, cli.stderr);
+    t.match(
+      cli.stderr,
+      new RegExp(`A sync of integration '${id}' is running \\(${started.body.id}`),
+    );
+    const listed = await runCliAsync(['integrations', 'list', '--json'], { DATA_DIR: server.dir });
+    t.match(
+      JSON.parse(listed.stdout),
+      [{ id, sync_status: 'running' }],
+      'a live run is not failed by a CLI start',
+    );
+  },
+);
