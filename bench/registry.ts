@@ -7,6 +7,7 @@ import { distBenchmark } from './dist.js';
 import { analyticsBenchmark } from './analytics.js';
 import { analyticsImportBenchmark } from './analytics-import.js';
 import { reportsBenchmark } from './reports.js';
+import { syncBenchmark } from './sync.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -20,4 +21,5 @@ export const benchmarks: Record<string, Benchmark> = {
   analytics: analyticsBenchmark,
   'analytics-import': analyticsImportBenchmark,
   reports: reportsBenchmark,
+  sync: syncBenchmark,
 };

@@ -70,6 +70,16 @@ const ConfigSchema = z.object({
   DISCOVERY_TRUST_PROXY: boolean.default(false),
   /** Raw analytics interactions older than this are purged daily; the daily rollups stay. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
+  /** Encrypts integration credentials at rest; unset: a key file in DATA_DIR (README). */
+  SECRET_KEY: z.string().min(32, 'at least 32 characters (openssl rand -base64 32)').optional(),
+  /** The key before a rotation (`agentshelf integrations rotate-key`), still read, never written. */
+  OLD_SECRET_KEY: z.string().min(1).optional(),
+  SYNC_CRON: z
+    .string()
+    .refine(validateCron, 'a cron expression (5 fields, or 6 with seconds first)')
+    .default('0 * * * *'),
+  /** Platform items written per sync transaction. */
+  SYNC_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

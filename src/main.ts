@@ -3,6 +3,7 @@ import { ConfigError, loadEnvFile } from './config.js';
 import { UsageError } from './cli/args.js';
 import { analyticsHelp, runAnalytics } from './cli/analytics.js';
 import { buildHelp, runBuild } from './cli/build.js';
+import { integrationsHelp, runIntegrations } from './cli/integrations.js';
 import { keysHelp, runKeys } from './cli/keys.js';
 import { migrateHelp, runMigrate } from './cli/migrate.js';
 import { openapiHelp, runOpenapi } from './cli/openapi.js';
@@ -35,6 +36,11 @@ const VERBS: Record<string, Verb> = {
     summary: 'import CDN access logs; list who counts as an AI agent',
     help: analyticsHelp,
     run: runAnalytics,
+  },
+  integrations: {
+    summary: 'list and sync integrations, rotate the credentials key',
+    help: integrationsHelp,
+    run: runIntegrations,
   },
 };
 

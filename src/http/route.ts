@@ -9,6 +9,7 @@ import type { RateLimiter } from '../domain/access/rate-limiter.js';
 import type { ApiKeyCache } from '../domain/access/api-keys.js';
 import type { WebhookWorker } from '../domain/webhooks/worker.js';
 import type { RequestLog } from './discovery/request-log.js';
+import type { SyncRunner } from '../domain/integrations/sync.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -33,6 +34,8 @@ export interface AppDeps {
   webhooks?: WebhookWorker;
   /** Records feed exports as analytics interactions, in batches (absent: not recorded). */
   accessLog?: RequestLog;
+  /** The integrations' syncs `startServer` runs (and the settings and keys they use). */
+  integrations?: SyncRunner;
 }
 
 export interface Reply {

@@ -44,7 +44,8 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   if (!value) return undefined;
   const trimmed = value.trim();
   let seconds: number;
-  if (/^\d+$/.test(trimmed)) seconds = Number(trimmed);
+  // Delay-seconds; Shopify sends a decimal one ("2.0"), which must not read as a date.
+  if (/^\d+(\.\d+)?$/.test(trimmed)) seconds = Number(trimmed);
   else {
     const at = Date.parse(trimmed);
     if (Number.isNaN(at)) return undefined;

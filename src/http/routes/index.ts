@@ -3,6 +3,7 @@ import { analyticsRoutes } from './analytics.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
+import { integrationRoutes } from './integrations.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
 import { reportRoutes } from './reports.js';
@@ -17,5 +18,6 @@ export const allRoutes: RouteDef[] = [
   ...auditLogRoutes,
   ...analyticsRoutes,
   ...reportRoutes,
+  ...integrationRoutes,
   ...metaRoutes(() => allRoutes),
 ];

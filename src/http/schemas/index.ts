@@ -12,3 +12,4 @@ export * from './shared.js';
 export * from './webhooks.js';
 export * from './analytics.js';
 export * from './reports.js';
+export * from './integrations.js';
