@@ -27,9 +27,9 @@ t.test(
       ALLOW_PRIVATE_TARGETS: 'true',
     });
     const server = await startServer(config, {
-    logger: pino({ level: 'trace' }, sink),
-    integrations: { sleep: async () => {} },
-  });
+      logger: pino({ level: 'trace' }, sink),
+      integrations: { sleep: async () => {} },
+    });
     t.teardown(() => server.close());
     const shop = await startShopifyServer({ products: 2, accessToken: 'shpat_secret_token_value' });
     t.teardown(() => shop.close());
