@@ -395,6 +395,8 @@ export async function startShopifyServer(
       status: { kind: 'scalar', resolve: (o: BulkOperation) => o.status },
       errorCode: { kind: 'scalar', resolve: (o: BulkOperation) => o.errorCode },
       type: { kind: 'scalar', resolve: () => 'QUERY' },
+      query: { kind: 'scalar', resolve: (o: BulkOperation) => o.query },
+      createdAt: { kind: 'scalar', resolve: () => '2026-11-25T12:00:00Z' },
       objectCount: {
         kind: 'scalar',
         resolve: (o: BulkOperation) => String(o.status === 'COMPLETED' ? catalogue.size : 0),

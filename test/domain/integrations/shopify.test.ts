@@ -342,6 +342,39 @@ t.test('large catalogues go through a bulk operation with the same items', async
   t.equal(jsonl!.token, null, 'the file URL is fetched without the token');
 });
 
+t.test(
+  'a bulk export left running by a stopped run is waited for, not started again',
+  async (t) => {
+    const { server, h } = await setup(t, { products: 12 }, { settings: { bulk_threshold: 10 } });
+    const stopped = sourceHarness({
+      shopDomain: new URL(server.origin).host,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { bulk_threshold: 10 },
+    });
+    stopped.ctx.sleep = () => Promise.reject(new Error('aborted'));
+    const err = await collect(shopifySource, stopped.ctx).catch((e: unknown) => e);
+    t.ok(err instanceof SourceError, 'the first run stopped while polling');
+    t.equal(server.bulkOperations.length, 1);
+    t.equal(server.bulkOperations[0]!.status, 'CREATED');
+
+    const items = await collect(shopifySource, h.ctx);
+    t.equal(server.bulkOperations.length, 1, 'no second export');
+    t.equal(items.filter((i) => i.kind === 'product').length, 24);
+    t.ok(server.requests.some((r) => r.operation === 'CurrentBulk'));
+
+    // Another app's query running: the run says so.
+    server.bulkOperations.push({
+      id: 'gid://shopify/BulkOperation/99',
+      status: 'RUNNING',
+      query: '{ orders { edges { node { id } } } }',
+      polls: 0,
+      errorCode: null,
+    });
+    const busy = await collect(shopifySource, h.ctx).catch((e: unknown) => e);
+    t.match((busy as Error).message, /already in progress/);
+  },
+);
+
 t.test('a failed bulk operation fails the run', async (t) => {
   const { server, h } = await setup(t, { products: 5 }, { settings: { bulk_threshold: 1 } });
   server.failNextBulk = 'INTERNAL_SERVER_ERROR';
