@@ -654,21 +654,18 @@ export async function startShopifyServer(
     return json(200, { access_token: token, scope: 'read_products', expires_in: ttl });
   }
 
+  /** Ids of the products the storefront lists (published and active), by catalogue version. */
+  let listed: { version: number; ids: number[] } = { version: -1, ids: [] };
   function storefront(url: URL): CannedAnswer {
     const limit = Math.min(250, Math.max(1, Number(url.searchParams.get('limit') ?? 30) || 30));
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
-    const listed: ShopProduct[] = [];
-    let skip = (page - 1) * limit;
-    for (const p of catalogue.all()) {
-      if (!p.published || p.status !== 'ACTIVE') continue;
-      if (skip > 0) {
-        skip--;
-        continue;
-      }
-      listed.push(p);
-      if (listed.length >= limit) break;
+    if (listed.version !== catalogue.version) {
+      const ids: number[] = [];
+      for (const p of catalogue.all()) if (p.published && p.status === 'ACTIVE') ids.push(p.id);
+      listed = { version: catalogue.version, ids };
     }
-    return json(200, { products: listed.map(storefrontProduct) });
+    const ids = listed.ids.slice((page - 1) * limit, page * limit);
+    return json(200, { products: ids.map((id) => storefrontProduct(catalogue.get(id)!)) });
   }
 
   const server = {
