@@ -315,6 +315,28 @@ t.test('client credentials: exchanged, kept, reused, refreshed before expiry', a
   t.match((err as SourceError).message, /invalid_client/);
 });
 
+t.test('a token that runs out during a long, paced run is refreshed before it does', async (t) => {
+  const clock = clockAt('2026-11-25T12:00:00Z');
+  const { server, h } = await setup(
+    t,
+    {
+      products: 200,
+      maximumAvailable: 1000,
+      restoreRate: 1,
+      clientId: 'client-1',
+      clientSecret: 'secret-1',
+      tokenTtlSeconds: 15 * 60,
+    },
+    { clock, credentials: { client_id: 'client-1', client_secret: 'secret-1' } },
+  );
+  const items = await collect(shopifySource, h.ctx);
+  t.equal(items.filter((i) => i.kind === 'product').length, 400);
+  const waited = h.sleeps.reduce((a, b) => a + b, 0);
+  t.ok(waited > 15 * 60_000, `the run outlived a token (${Math.round(waited / 1000)} s of pacing)`);
+  t.ok(server.tokens.size >= 2, 'a new token was fetched during the run');
+  t.equal(server.requests.filter((r) => r.status === 401).length, 0, 'never sent an expired one');
+});
+
 t.test('large catalogues go through a bulk operation with the same items', async (t) => {
   const { server, h } = await setup(t, { products: 40 });
   server.catalogue.put(linenShirt());
