@@ -68,6 +68,11 @@ const ConfigSchema = z.object({
   DISCOVERY_LIMIT_PER_DAY: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_CACHE_MB: z.coerce.number().int().min(0).default(256),
   DISCOVERY_TRUST_PROXY: boolean.default(false),
+  /** Shopify Admin API version; the newest stable quarter (platforms/shopify-admin.ts). */
+  SHOPIFY_API_VERSION: z
+    .string()
+    .regex(/^\d{4}-(01|04|07|10)$/, 'a Shopify API version such as 2026-10')
+    .default('2026-10'),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

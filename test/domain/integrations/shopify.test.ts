@@ -20,6 +20,7 @@ import {
   type HarnessOptions,
 } from '../../support/source-context.js';
 import { clockAt } from '../../support/clock.js';
+import { loadConfig } from '../../../src/config.js';
 
 const EAN = gtin13(400638133393);
 
@@ -139,6 +140,30 @@ t.test('maps every field of a product with variants', async (t) => {
     'the default API version is used',
   );
 });
+
+t.test(
+  'API version: settings.api_version, else SHOPIFY_API_VERSION, else the newest stable',
+  async (t) => {
+    t.equal(loadConfig({}).SHOPIFY_API_VERSION, DEFAULT_SHOPIFY_API_VERSION);
+    t.equal(DEFAULT_SHOPIFY_API_VERSION, '2026-10', 'the newest stable version on 2026-11-25');
+    const { server } = await setup(t, { products: 1 });
+    const h = sourceHarness({
+      shopDomain: new URL(server.origin).host,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { api_version: '2026-07' },
+    });
+    await collect(shopifySource, h.ctx);
+    t.ok(server.requests.some((r) => r.path === '/admin/api/2026-07/graphql.json'));
+    const bad = sourceHarness({
+      shopDomain: h.ctx.shopDomain,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { api_version: '2026-05' },
+    });
+    const err = await collect(shopifySource, bad.ctx).catch((e: unknown) => e);
+    t.ok(err instanceof SourceError && err.kind === 'invalid');
+    t.match((err as Error).message, /settings.api_version/);
+  },
+);
 
 t.test(
   'status: ACTIVE active, DRAFT draft, ARCHIVED inactive; category falls back to the type',
