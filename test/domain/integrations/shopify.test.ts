@@ -513,3 +513,34 @@ t.test('credentials are never sent over plain HTTP to a public host', async (t) 
     t.match((err as Error).message, /HTTPS/);
   }
 });
+
+t.test('a second run sees a price change, a removed product and an added variant', async (t) => {
+  const { server, h } = await setup(t, { products: 5 });
+  const before = productsById(await collect(shopifySource, h.ctx));
+  server.catalogue.update(2, (p) => {
+    p.variants[0]!.price = '99.95';
+  });
+  server.catalogue.remove(3);
+  server.catalogue.update(4, (p) => {
+    p.variants.push({
+      ...p.variants[0]!,
+      id: 499,
+      title: 'L',
+      sku: 'SYN-4-L',
+      options: [{ name: 'Size', value: 'L' }],
+    });
+  });
+  const after = productsById(await collect(shopifySource, h.ctx));
+  t.equal(after.get('201')!.price, '99.95');
+  t.same(
+    { ...after.get('201')!, price: before.get('201')!.price },
+    before.get('201'),
+    'only the price',
+  );
+  t.notOk(after.has('301') || after.has('302'), 'the removed product is gone');
+  t.equal(after.get('499')!.name, 'Synthetic product 4 - L');
+  t.equal(after.get('499')!.attributes?.item_group_id, '4');
+  t.equal(after.size, before.size - 2 + 1);
+  for (const id of ['101', '102', '501', '502'])
+    t.same(after.get(id), before.get(id), `${id} unchanged`);
+});
