@@ -244,6 +244,17 @@ t.test('recovers from THROTTLED (HTTP 200) by waiting for the bucket', async (t)
   t.ok(h.sleeps.includes(Math.ceil((cost / 100) * 1000)), 'waited cost / restoreRate seconds');
 });
 
+t.test('THROTTLED without the bucket figures: growing waits, then the run goes on', async (t) => {
+  const { server, h } = await setup(t, { products: 2 });
+  const bare = JSON.stringify({
+    errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }],
+  });
+  server.failNext.push({ status: 200, body: bare }, { status: 200, body: bare });
+  const items = await collect(shopifySource, h.ctx);
+  t.equal(items.filter((i) => i.kind === 'product').length, 4);
+  t.same(h.sleeps, [1000, 2000]);
+});
+
 t.test('429 and 5xx are retried; a shop that stays down is unavailable', async (t) => {
   const { server, h } = await setup(t, { products: 3 });
   server.failNext.push({ status: 429 }, { status: 503 });
