@@ -111,7 +111,7 @@ export interface ShopifyServer {
   close(): Promise<void>;
 }
 
-/** Product `id`, as synthetic products are generated: two sizes, a GTIN on the first. */
+/** Shopify cursors are opaque base64; this one carries the last id, as Shopify's do. */
 const cursorOf = (id: number) =>
   Buffer.from(JSON.stringify({ last_id: id, last_value: String(id) })).toString('base64');
 function idOfCursor(cursor: unknown): number {
