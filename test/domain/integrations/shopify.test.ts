@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { createHttpClient } from '../../../src/net/http-client.js';
 import { SourceError, type SourceItem } from '../../../src/domain/integrations/source.js';
 import {
   SHOPIFY_PAGE_SIZE,
@@ -555,3 +556,34 @@ t.test('a second run sees a price change, a removed product and an added variant
   for (const id of ['101', '102', '501', '502'])
     t.same(after.get(id), before.get(id), `${id} unchanged`);
 });
+
+t.test(
+  'the local Shopify refuses what Shopify refuses: over 1,000 points, unknown fields',
+  async (t) => {
+    const { server } = await setup(t, { products: 1 });
+    const client = createHttpClient({ allowPrivate: true });
+    const ask = async (query: string) => {
+      const res = await client.request({
+        method: 'POST',
+        url: `${server.origin}/admin/api/2026-10/graphql.json`,
+        headers: {
+          'content-type': 'application/json',
+          'x-shopify-access-token': 'shpat_local_test_token',
+        },
+        body: JSON.stringify({ query }),
+      });
+      return (await res.json()) as { errors?: { extensions: Record<string, unknown> }[] };
+    };
+    const tooBig = await ask(
+      '{ products(first: 250) { nodes { id variants(first: 10) { nodes { id } } } } }',
+    );
+    t.same(tooBig.errors?.[0]?.extensions, {
+      code: 'MAX_COST_EXCEEDED',
+      cost: 2 + 250 * (1 + 2 + 10),
+      maxCost: 1000,
+    });
+    const typo = await ask('{ shop { nmae } }');
+    t.equal(typo.errors?.[0]?.extensions.code, 'undefinedField');
+    t.ok(SHOPIFY_PAGE_SIZE < 250, `so the sync pages ${SHOPIFY_PAGE_SIZE} products at a time`);
+  },
+);
