@@ -4,6 +4,7 @@ import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
 import { distBenchmark } from './dist.js';
+import { syncBenchmark } from './sync.js';
 import { platformSourcesBenchmark } from './platform-sources.js';
 import type { Benchmark } from './benchmark.js';
 
@@ -15,5 +16,6 @@ export const benchmarks: Record<string, Benchmark> = {
   webhooks: webhooksBenchmark,
   pipeline: pipelineBenchmark,
   dist: distBenchmark,
+  sync: syncBenchmark,
   sources: platformSourcesBenchmark,
 };

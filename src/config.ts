@@ -68,6 +68,16 @@ const ConfigSchema = z.object({
   DISCOVERY_LIMIT_PER_DAY: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_CACHE_MB: z.coerce.number().int().min(0).default(256),
   DISCOVERY_TRUST_PROXY: boolean.default(false),
+  /** Encrypts integration credentials at rest; unset: a key file in DATA_DIR (README). */
+  SECRET_KEY: z.string().min(32, 'at least 32 characters (openssl rand -base64 32)').optional(),
+  /** The key before a rotation (`agentshelf integrations rotate-key`), still read, never written. */
+  OLD_SECRET_KEY: z.string().min(1).optional(),
+  SYNC_CRON: z
+    .string()
+    .refine(validateCron, 'a cron expression (5 fields, or 6 with seconds first)')
+    .default('0 * * * *'),
+  /** Platform items written per sync transaction. */
+  SYNC_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /** Shopify Admin API version; the newest stable quarter (platforms/shopify-admin.ts). */
   SHOPIFY_API_VERSION: z
     .string()

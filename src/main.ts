@@ -2,6 +2,7 @@
 import { ConfigError, loadEnvFile } from './config.js';
 import { UsageError } from './cli/args.js';
 import { buildHelp, runBuild } from './cli/build.js';
+import { integrationsHelp, runIntegrations } from './cli/integrations.js';
 import { keysHelp, runKeys } from './cli/keys.js';
 import { migrateHelp, runMigrate } from './cli/migrate.js';
 import { openapiHelp, runOpenapi } from './cli/openapi.js';
@@ -30,6 +31,11 @@ const VERBS: Record<string, Verb> = {
     run: runSeed,
   },
   openapi: { summary: 'print the OpenAPI document', help: openapiHelp, run: runOpenapi },
+  integrations: {
+    summary: 'list and sync integrations, rotate the credentials key',
+    help: integrationsHelp,
+    run: runIntegrations,
+  },
 };
 
 const usage = `agentshelf ${VERSION}: put a product catalogue in front of AI shopping agents.

@@ -15,6 +15,11 @@ import { createApp } from './http/app.js';
 import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
 import type { Stage } from '../pipeline/stage.js';
+import { SecretBox } from './domain/integrations/secret-box.js';
+import type { IntegrationEnv } from './domain/integrations/runtime.js';
+import { platformSources } from './domain/integrations/sources.js';
+import { recoverInterruptedSyncs, SyncRunner } from './domain/integrations/sync.js';
+import { startSyncScheduler, type SyncScheduler } from './domain/integrations/scheduler.js';
 
 export interface RunningServer {
   /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
@@ -28,6 +33,8 @@ export interface RunningServer {
   firstAdminKey?: string;
   /** The pipeline schedule, when started with `pipeline`. */
   pipeline?: PipelineScheduler;
+  /** The SYNC_CRON schedule, when started with `syncSchedule`. */
+  syncSchedule?: SyncScheduler;
   /**
    * Stops accepting, lets requests in flight finish, writes the queued audit entries and
    * usage counts, then closes the store.
@@ -45,6 +52,10 @@ export interface StartOptions {
    * products or feeds change, and at start when the output is stale. Optionally other stages.
    */
   pipeline?: boolean | { stages: Stage[] };
+  /** Run integration syncs on SYNC_CRON (serve does; tests may, and call its tick()). */
+  syncSchedule?: boolean | { intervalMs: number };
+  /** What the integrations use in place of the real ones (tests: platform waits). */
+  integrations?: Partial<Pick<IntegrationEnv, 'sources' | 'sleep' | 'httpClient' | 'batchSize'>>;
 }
 
 /**
@@ -97,6 +108,20 @@ export async function startServer(config: Config, options: StartOptions): Promis
     ...(usage ? { limiter: new RateLimiter(usage) } : {}),
     ...(audit ? { audit } : {}),
   };
+  // Integrations: a run a killed process left `running` is marked failed before anything starts.
+  const integrations = new SyncRunner({
+    db: store.db,
+    box: new SecretBox(config),
+    sources: platformSources,
+    logger: options.logger,
+    now,
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+    defaultCurrency: config.DEFAULT_CURRENCY,
+    batchSize: config.SYNC_BATCH_SIZE,
+    ...options.integrations,
+  });
+  deps.integrations = integrations;
+  await recoverInterruptedSyncs(integrations.env);
   // Webhooks: the delivery worker reads the outbox for as long as the server runs.
   const webhooks = new WebhookWorker(deps);
   deps.webhooks = webhooks;
@@ -138,6 +163,15 @@ export async function startServer(config: Config, options: StartOptions): Promis
     );
     pipeline = scheduler;
   }
+  const syncSchedule = options.syncSchedule
+    ? startSyncScheduler({
+        runner: integrations,
+        cron: config.SYNC_CRON,
+        logger: options.logger,
+        now: deps.now,
+        ...(typeof options.syncSchedule === 'object' ? options.syncSchedule : {}),
+      })
+    : undefined;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const discovery = await startDiscoveryServer({
     config,
@@ -157,7 +191,13 @@ export async function startServer(config: Config, options: StartOptions): Promis
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       // Deliveries and a pipeline run under way get the same grace as requests (a run is
       // aborted: its temporary files go, published files stay whole); the store closes last.
-      await Promise.all([closed, webhooks.stop(config.SHUTDOWN_TIMEOUT_MS), pipeline?.stop()]);
+      await syncSchedule?.stop();
+      await Promise.all([
+        closed,
+        webhooks.stop(config.SHUTDOWN_TIMEOUT_MS),
+        pipeline?.stop(),
+        integrations.stop(),
+      ]);
       clearTimeout(timer);
       await discovery.close();
       // Every request has finished: write what the batches still hold, then close the store.
@@ -175,5 +215,6 @@ export async function startServer(config: Config, options: StartOptions): Promis
     close,
     ...(firstAdminKey ? { firstAdminKey } : {}),
     ...(pipeline ? { pipeline } : {}),
+    ...(syncSchedule ? { syncSchedule } : {}),
   };
 }

@@ -15,6 +15,8 @@ pipeline on FEEDS_CRON, FEEDS_DEBOUNCE_MS after products or feeds change, and at
 the published output is stale (never two runs at once, also with \`build\`).
 SIGTERM or SIGINT: stop accepting, finish requests and webhook attempts in flight, abort a
 pipeline run in progress (published files stay whole), close the store, exit.
+Integrations sync on SYNC_CRON (default hourly); a sync a killed process left running is
+marked failed at start. A sync under way at shutdown is stopped and recorded as failed.
 
 Settings come from the environment: see the configuration table in README.md.`;
 
@@ -26,13 +28,19 @@ export async function runServe(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const server = await startServer(config, { logger, createFirstAdminKey: true, pipeline: true });
+  const server = await startServer(config, {
+    logger,
+    createFirstAdminKey: true,
+    pipeline: true,
+    syncSchedule: true,
+  });
   // One write, so a reader of the output never sees the banner without the key.
   const banner = [
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
     `  discovery registry: ${server.discovery.url}/v1/index.json`,
     `  store: ${describeLocation(server.store.location)}`,
     `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
+    `  integrations: syncs on "${config.SYNC_CRON}"`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
   ];
   if (server.firstAdminKey) {

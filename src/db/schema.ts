@@ -296,6 +296,10 @@ export interface Database {
   pipeline_runs: PipelineRunTable;
   pipeline_lock: PipelineLockTable;
   pipeline_lock_waiters: PipelineLockWaiterTable;
+  integrations: IntegrationTable;
+  integration_products: IntegrationProductTable;
+  sync_runs: SyncRunTable;
+  integration_webhook_receipts: IntegrationWebhookReceiptTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;
@@ -323,3 +327,74 @@ export type PipelineRunRow = Selectable<PipelineRunTable>;
 
 // Keep ColumnType referenced for tables added later that need distinct select/insert types.
 export type _ColumnType<S, I, U> = ColumnType<S, I, U>;
+
+// --- Integrations (issue 12) ---
+
+export type IntegrationPlatform = 'shopify' | 'woocommerce' | 'feed';
+export type IntegrationStatus = 'connected' | 'disconnected' | 'error';
+
+export interface IntegrationTable {
+  id: string;
+  platform: IntegrationPlatform;
+  shop_domain: string;
+  status: IntegrationStatus;
+  /** JSON object. */
+  settings: string;
+  /** AES-256-GCM ciphertext of a JSON object (domain/integrations/secret-box.ts). */
+  credentials: string | null;
+  /** JSON object: what the platform source kept from its last good run. */
+  state: string;
+  last_sync_at: Timestamp | null;
+  last_error: string | null;
+  product_count: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface IntegrationProductTable {
+  integration_id: string;
+  external_id: string;
+  group_id: string | null;
+  product_id: string;
+  fingerprint: string | null;
+  updated_at: Timestamp;
+}
+
+export type SyncRunStatus = 'running' | 'succeeded' | 'failed';
+
+export interface SyncRunTable {
+  id: string;
+  integration_id: string;
+  status: SyncRunStatus;
+  trigger: string;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  duration_ms: number | null;
+  fetched: ColumnType<number, number | undefined, number>;
+  created: ColumnType<number, number | undefined, number>;
+  updated: ColumnType<number, number | undefined, number>;
+  unchanged: ColumnType<number, number | undefined, number>;
+  deactivated: ColumnType<number, number | undefined, number>;
+  failed: ColumnType<number, number | undefined, number>;
+  /** JSON array of {external_id, field, reason}, at most 100. */
+  errors: string;
+  error: string | null;
+  owner: string;
+  pid: number;
+  hostname: string;
+  heartbeat_ms: number;
+}
+
+export interface IntegrationWebhookReceiptTable {
+  integration_id: string;
+  webhook_id: string;
+  received_at: Timestamp;
+}
+
+export type IntegrationRow = Selectable<IntegrationTable>;
+export type NewIntegrationRow = Insertable<IntegrationTable>;
+export type IntegrationRowUpdate = Updateable<IntegrationTable>;
+export type IntegrationProductRow = Selectable<IntegrationProductTable>;
+export type SyncRunRow = Selectable<SyncRunTable>;
+export type NewSyncRunRow = Insertable<SyncRunTable>;
+export type SyncRunRowUpdate = Updateable<SyncRunTable>;

@@ -1,7 +1,7 @@
 import type { Db } from '../db/store.js';
 import type { Executor } from '../db/transaction.js';
 import { announceChange } from './changes.js';
-import { insertEvent, selectEventsAfter } from '../db/queries/events.js';
+import { insertEvent, insertEvents, selectEventsAfter } from '../db/queries/events.js';
 import { storedTimestamp } from '../db/timestamps.js';
 import { newId } from '../ids.js';
 
@@ -47,6 +47,30 @@ export async function recordEvent(
   });
   announceChange(trx, 'eventRecorded');
   return event;
+}
+
+/**
+ * Writes one event of a kind per item of `data`, in order, with multi-row inserts (bulk
+ * writers: the sync). Same rules as recordEvent: the caller's transaction.
+ */
+export async function recordEvents(
+  trx: Executor,
+  type: EventType,
+  data: unknown[],
+  now: Date = new Date(),
+): Promise<void> {
+  if (data.length === 0) return;
+  const createdAt = storedTimestamp(now);
+  await insertEvents(
+    trx,
+    data.map((d) => ({
+      id: newId('evt', 20),
+      type,
+      data: JSON.stringify(d),
+      created_at: createdAt,
+    })),
+  );
+  announceChange(trx, 'eventRecorded');
 }
 
 /** Events after a sequence number, oldest first. */

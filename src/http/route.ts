@@ -8,6 +8,7 @@ import type { AuditWriter } from '../domain/audit/writer.js';
 import type { RateLimiter } from '../domain/access/rate-limiter.js';
 import type { ApiKeyCache } from '../domain/access/api-keys.js';
 import type { WebhookWorker } from '../domain/webhooks/worker.js';
+import type { SyncRunner } from '../domain/integrations/sync.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -30,6 +31,8 @@ export interface AppDeps {
   audit?: AuditWriter;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
   webhooks?: WebhookWorker;
+  /** The integrations' syncs `startServer` runs (and the settings and keys they use). */
+  integrations?: SyncRunner;
 }
 
 export interface Reply {

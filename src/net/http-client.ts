@@ -181,6 +181,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           ),
         );
         res.on('error', (err: NodeJS.ErrnoException) => capped.destroy(toHttpError(err, req.url)));
+        // A reader that stops early (destroys the body) closes the connection too, instead of
+        // leaving the rest of the answer unread on a paused socket.
+        capped.on('close', () => {
+          if (!res.complete) res.destroy();
+        });
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > maxBytes) {
           res.destroy();

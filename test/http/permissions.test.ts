@@ -106,7 +106,12 @@ t.test('the key API shows keys without the key, returns the key once, and revoke
 });
 
 /** Routes anyone may call. A new public route must be added here on purpose. */
-const PUBLIC = new Set(['GET /healthz', 'GET /v1/openapi.json']);
+const PUBLIC = new Set([
+  'GET /healthz',
+  'GET /v1/openapi.json',
+  // Inbound platform webhooks: authenticated by the platform's signature, never a key.
+  'POST /v1/integrations/:id/webhook',
+]);
 
 /** The permission CONTRACT part 5 gives a route, from its method and path alone. */
 function contractPermission(route: RouteDef): Permission {

@@ -271,12 +271,15 @@ t.test(
       seller_url: s.config.FEEDS_URL,
       enable_search: 'true',
       enable_checkout: 'true',
+      is_eligible_search: 'true',
+      is_eligible_checkout: 'true',
     });
     t.match(a3, {
       image_link: '',
       brand: 'Shop & "Co" <1>',
       availability: 'in_stock',
       enable_checkout: 'false',
+      is_eligible_checkout: 'false',
     });
 
     const xmlText = read('xml');

@@ -4,7 +4,7 @@ import type { Test } from 'tap';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createApiKey } from '../../src/domain/access/api-keys.js';
 import type { KeyLevel } from '../../src/db/schema.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 
 export interface Response<T = any> {
   status: number;
@@ -47,6 +47,8 @@ export async function startTestServer(
     pipeline?: boolean;
     /** An existing directory (a restart over the same store); default a fresh t.testdir(). */
     dir?: string;
+    /** What the integrations use in place of the real ones (platform waits, say). */
+    integrations?: StartOptions['integrations'];
   } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? t.testdir({});
@@ -62,6 +64,7 @@ export async function startTestServer(
     logger: pino({ level: 'silent' }),
     ...(options.now ? { now: options.now } : {}),
     ...(options.pipeline ? { pipeline: true } : {}),
+    ...(options.integrations ? { integrations: options.integrations } : {}),
   });
   t.teardown(() => server.close());
   const createKey = async (level: KeyLevel, extra: Record<string, unknown> = {}) => {

@@ -5,6 +5,7 @@ import * as m20261121040000 from './20261121040000_discovery.js';
 import * as m20261121020000 from './20261121020000_webhooks.js';
 import * as m20261121030000 from './20261121030000_feeds.js';
 import * as m20261121050000 from './20261121050000_category_counts.js';
+import * as m20261125010000 from './20261125010000_integrations.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '20261121020000_webhooks': m20261121020000,
   '20261121030000_feeds': m20261121030000,
   '20261121050000_category_counts': m20261121050000,
+  '20261125010000_integrations': m20261125010000,
 };

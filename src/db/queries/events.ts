@@ -1,10 +1,17 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
+import { insertInChunks } from '../insert-in-chunks.js';
+import type { Database } from '../schema.js';
 import type { EventRow, EventTable } from '../schema.js';
 import type { Db } from '../store.js';
 import type { Executor } from '../transaction.js';
 
 export async function insertEvent(db: Executor, row: Insertable<EventTable>): Promise<void> {
   await db.insertInto('events').values(row).execute();
+}
+
+/** Inserts events in order (multi-row statements). */
+export async function insertEvents(db: Executor, rows: Insertable<EventTable>[]): Promise<void> {
+  await insertInChunks(db as Kysely<Database>, 'events', rows, { maxRows: 100 });
 }
 
 /** Events after a sequence number, oldest first. */

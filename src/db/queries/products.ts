@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { insertInChunks } from '../insert-in-chunks.js';
 import { preparedQuery } from '../prepared.js';
 import { productArrayJsonBlob, productJsonBlob } from '../sqlite/product-json.js';
 import type { Executor } from '../transaction.js';
@@ -120,6 +121,30 @@ export async function countProducts(db: Executor, filter: ProductFilter): Promis
 export async function insertProduct(trx: Executor, row: NewProductRow): Promise<void> {
   await trx.insertInto('products').values(row).execute();
   await adjustProductCount(trx, row.status, 1);
+}
+
+/** Inserts many products with multi-row statements, and adjusts the counts once a status. */
+export async function insertProducts(trx: Executor, rows: NewProductRow[]): Promise<void> {
+  // Statements of 100 rows are compiled once and reused (a bulk writer's batches vary in size).
+  await insertInChunks(trx as Kysely<Database>, 'products', rows, { maxRows: 100 });
+  const perStatus = new Map<ProductStatus, number>();
+  for (const row of rows) perStatus.set(row.status, (perStatus.get(row.status) ?? 0) + 1);
+  for (const [status, n] of perStatus) await adjustProductCount(trx, status, n);
+}
+
+/** The ids among these that a product already has. */
+export async function findExistingProductIds(db: Executor, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const found: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('products')
+      .select('id')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    for (const r of rows) found.push(r.id);
+  }
+  return found;
 }
 
 export async function updateProductRow(

@@ -37,6 +37,9 @@ export const FEED_COLUMNS = [
   'seller_url',
   'enable_search',
   'enable_checkout',
+  // The flags' current names (OpenAI calls enable_* outdated); same values, both written.
+  'is_eligible_search',
+  'is_eligible_checkout',
 ] as const;
 export type FeedColumn = (typeof FEED_COLUMNS)[number];
 
@@ -224,6 +227,8 @@ export function feedItemOf(
     additional += (i > 1 ? ',' : '') + images[i]!.replaceAll(',', '%2C');
   }
   const brand = p.givenBrand === undefined ? '' : clean(p.givenBrand);
+  const search = p.status === 'active' && a.enable_search !== false ? 'true' : 'false';
+  const checkout = a.enable_checkout === true ? 'true' : 'false';
   const record: FeedRecord = {
     id: clean(p.id),
     title: clean(p.name),
@@ -249,8 +254,10 @@ export function feedItemOf(
     age_group: textOf(a.age_group, clean),
     seller_name: settings.storeName,
     seller_url: settings.storeUrl,
-    enable_search: p.status === 'active' && a.enable_search !== false ? 'true' : 'false',
-    enable_checkout: a.enable_checkout === true ? 'true' : 'false',
+    enable_search: search,
+    enable_checkout: checkout,
+    is_eligible_search: search,
+    is_eligible_checkout: checkout,
   };
   return { record, issues: diagnose(record, p.price.minor, brand === '', images) };
 }

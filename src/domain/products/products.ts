@@ -3,9 +3,11 @@ import type { ProductRow, ProductRowUpdate } from '../../db/schema.js';
 import {
   countProducts,
   deleteProductRow,
+  findExistingProductIds,
   findProductById,
   findProductJsonById,
   insertProduct,
+  insertProducts,
   findProductPageJson,
   pageInCreationOrder,
   updateProductRow,
@@ -15,7 +17,7 @@ import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { announceChange } from '../changes.js';
-import { recordEvent } from '../events.js';
+import { recordEvent, recordEvents } from '../events.js';
 import { givenBrandOf, readStoredProduct } from '../catalogue/product.js';
 import { fromMinorUnits, MoneyError, toMinorUnits } from '../money.js';
 import { apiProductOf } from './present.js';
@@ -83,20 +85,16 @@ export async function listProductsJson(
 const PRODUCTS_OPEN = Buffer.from('{"products":');
 const EMPTY_ARRAY = Buffer.from('[]');
 
-/**
- * Creates a product and records product.created in the same transaction (the caller's, when
- * `db` is one); catalogueChanged is announced after the commit.
- */
-export async function createProduct(
-  db: Executor,
+/** The row a create input makes (the price checked against its currency). */
+function newProductRow(
   input: ProductCreateInput,
   defaults: ProductDefaults,
-  now: Date = new Date(),
-): Promise<Product> {
+  now: Date,
+): ProductRow {
   const currency = input.currency ?? defaults.currency;
   const attributes = input.attributes ?? {};
   const stamp = now.toISOString();
-  const row: ProductRow = {
+  return {
     id: input.id ?? newId('prod'),
     name: input.name,
     description: input.description ?? null,
@@ -110,6 +108,19 @@ export async function createProduct(
     created_at: stamp,
     updated_at: stamp,
   };
+}
+
+/**
+ * Creates a product and records product.created in the same transaction (the caller's, when
+ * `db` is one); catalogueChanged is announced after the commit.
+ */
+export async function createProduct(
+  db: Executor,
+  input: ProductCreateInput,
+  defaults: ProductDefaults,
+  now: Date = new Date(),
+): Promise<Product> {
+  const row = newProductRow(input, defaults, now);
   return withTransaction(db, async (trx) => {
     if (await findProductById(trx, row.id)) {
       throw new AppError('already_exists', `A product with id '${row.id}' already exists.`, {
@@ -122,6 +133,38 @@ export async function createProduct(
     await recordEvent(trx, 'product.created', product, now);
     announceChange(trx, 'catalogueChanged');
     return product;
+  });
+}
+
+/**
+ * Creates many products at once, as createProduct creates each (the same rows, the same
+ * product.created events, in input order), with multi-row inserts: for bulk writers (the
+ * integrations' sync). Every input is checked before anything is written; an id taken is 409.
+ */
+export async function createProducts(
+  db: Executor,
+  inputs: ProductCreateInput[],
+  defaults: ProductDefaults,
+  now: Date = new Date(),
+): Promise<Product[]> {
+  if (inputs.length === 0) return [];
+  const rows = inputs.map((input) => newProductRow(input, defaults, now));
+  return withTransaction(db, async (trx) => {
+    const taken = await findExistingProductIds(
+      trx,
+      rows.map((r) => r.id),
+    );
+    if (taken.length > 0) {
+      throw new AppError('already_exists', `A product with id '${taken[0]}' already exists.`, {
+        field: 'id',
+        reason: 'is already taken',
+      });
+    }
+    await insertProducts(trx, rows);
+    const products = rows.map(presentProduct);
+    await recordEvents(trx, 'product.created', products, now);
+    announceChange(trx, 'catalogueChanged');
+    return products;
   });
 }
 

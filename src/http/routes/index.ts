@@ -2,6 +2,7 @@ import type { RouteDef } from '../route.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { auditLogRoutes } from './audit-log.js';
 import { feedRoutes } from './feeds.js';
+import { integrationRoutes } from './integrations.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
 import { webhookRoutes } from './webhooks.js';
@@ -13,5 +14,6 @@ export const allRoutes: RouteDef[] = [
   ...feedRoutes,
   ...apiKeyRoutes,
   ...auditLogRoutes,
+  ...integrationRoutes,
   ...metaRoutes(() => allRoutes),
 ];

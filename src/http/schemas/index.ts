@@ -10,3 +10,4 @@ export * from './products.js';
 export * from './registry.js';
 export * from './shared.js';
 export * from './webhooks.js';
+export * from './integrations.js';

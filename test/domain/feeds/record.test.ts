@@ -52,6 +52,8 @@ t.test('a feed record is the catalogue product in the flat feed columns', async 
     seller_url: 'https://shop.example',
     enable_search: 'true',
     enable_checkout: 'false',
+    is_eligible_search: 'true',
+    is_eligible_checkout: 'false',
   });
   t.same(issues, []);
 });
@@ -92,6 +94,22 @@ t.test('only active products are searchable', async (t) => {
   t.equal(item({ status: 'draft' }).record.enable_search, 'false');
   t.equal(item({ attributes: { enable_search: false } }).record.enable_search, 'false');
   t.equal(item({ attributes: { enable_checkout: true } }).record.enable_checkout, 'true');
+});
+
+t.test('the flags are written under their current names too, with the same values', async (t) => {
+  for (const fields of [
+    {},
+    { status: 'draft' as const },
+    { attributes: { enable_search: false } },
+    { attributes: { enable_checkout: true } },
+    { attributes: { enable_search: false, enable_checkout: true } },
+  ]) {
+    const { record } = item(fields);
+    t.equal(record.is_eligible_search, record.enable_search, JSON.stringify(fields));
+    t.equal(record.is_eligible_checkout, record.enable_checkout, JSON.stringify(fields));
+  }
+  t.equal(item({}).record.is_eligible_search, 'true');
+  t.equal(item({ attributes: { enable_checkout: true } }).record.is_eligible_checkout, 'true');
 });
 
 t.test(

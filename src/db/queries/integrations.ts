@@ -1,0 +1,267 @@
+import type { Kysely } from 'kysely';
+import { insertInChunks } from '../insert-in-chunks.js';
+import type { Executor } from '../transaction.js';
+import type {
+  Database,
+  IntegrationProductRow,
+  IntegrationRow,
+  IntegrationRowUpdate,
+  NewIntegrationRow,
+  NewSyncRunRow,
+  SyncRunRow,
+  SyncRunRowUpdate,
+} from '../schema.js';
+
+// --- integrations ---
+
+export async function findIntegrationById(
+  db: Executor,
+  id: string,
+): Promise<IntegrationRow | undefined> {
+  return db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listIntegrationRows(
+  db: Executor,
+  page: { limit: number; offset: number },
+): Promise<IntegrationRow[]> {
+  return db
+    .selectFrom('integrations')
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Every integration, oldest first (the CLI, the schedule, key rotation). */
+export async function listAllIntegrationRows(db: Executor): Promise<IntegrationRow[]> {
+  return db.selectFrom('integrations').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function countIntegrations(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('integrations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function insertIntegration(db: Executor, row: NewIntegrationRow): Promise<void> {
+  await db.insertInto('integrations').values(row).execute();
+}
+
+export async function updateIntegrationRow(
+  db: Executor,
+  id: string,
+  patch: IntegrationRowUpdate,
+): Promise<void> {
+  await db.updateTable('integrations').set(patch).where('id', '=', id).execute();
+}
+
+export async function deleteIntegrationRow(db: Executor, id: string): Promise<void> {
+  // Children first: not every store enforces the foreign keys' cascade.
+  await db.deleteFrom('integration_webhook_receipts').where('integration_id', '=', id).execute();
+  await db.deleteFrom('integration_products').where('integration_id', '=', id).execute();
+  await db.deleteFrom('sync_runs').where('integration_id', '=', id).execute();
+  await db.deleteFrom('integrations').where('id', '=', id).execute();
+}
+
+// --- the mapping of platform items to products ---
+
+export async function findMappings(
+  db: Executor,
+  integrationId: string,
+  externalIds: string[],
+): Promise<(IntegrationProductRow & { present: number })[]> {
+  if (externalIds.length === 0) return [];
+  return db
+    .selectFrom('integration_products as m')
+    .leftJoin('products as p', 'p.id', 'm.product_id')
+    .selectAll('m')
+    .select((eb) => eb.case().when('p.id', 'is not', null).then(1).else(0).end().as('present'))
+    .where('m.integration_id', '=', integrationId)
+    .where('m.external_id', 'in', externalIds)
+    .execute();
+}
+
+export async function insertMappings(db: Executor, rows: IntegrationProductRow[]): Promise<void> {
+  await insertInChunks(db as Kysely<Database>, 'integration_products', rows, { maxRows: 100 });
+}
+
+export async function updateMapping(
+  db: Executor,
+  integrationId: string,
+  externalId: string,
+  patch: Partial<Pick<IntegrationProductRow, 'fingerprint' | 'group_id' | 'product_id'>> & {
+    updated_at: string;
+  },
+): Promise<void> {
+  await db
+    .updateTable('integration_products')
+    .set(patch)
+    .where('integration_id', '=', integrationId)
+    .where('external_id', '=', externalId)
+    .execute();
+}
+
+/** A page of live mappings (fingerprint set), by external id after `after`. */
+export async function pageLiveMappings(
+  db: Executor,
+  integrationId: string,
+  after: string | null,
+  limit: number,
+): Promise<Pick<IntegrationProductRow, 'external_id' | 'product_id'>[]> {
+  let q = db
+    .selectFrom('integration_products')
+    .select(['external_id', 'product_id'])
+    .where('integration_id', '=', integrationId)
+    .where('fingerprint', 'is not', null);
+  if (after !== null) q = q.where('external_id', '>', after);
+  return q.orderBy('external_id').limit(limit).execute();
+}
+
+/** The live mappings of some groups (an inbound webhook's products). */
+export async function findLiveMappingsOfGroups(
+  db: Executor,
+  integrationId: string,
+  groupIds: string[],
+): Promise<Pick<IntegrationProductRow, 'external_id' | 'product_id' | 'group_id'>[]> {
+  if (groupIds.length === 0) return [];
+  return db
+    .selectFrom('integration_products')
+    .select(['external_id', 'product_id', 'group_id'])
+    .where('integration_id', '=', integrationId)
+    .where('group_id', 'in', groupIds)
+    .where('fingerprint', 'is not', null)
+    .execute();
+}
+
+export async function countLiveMappings(db: Executor, integrationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('integration_products')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('integration_id', '=', integrationId)
+    .where('fingerprint', 'is not', null)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+// --- sync runs ---
+
+export async function insertSyncRun(db: Executor, row: NewSyncRunRow): Promise<void> {
+  await db.insertInto('sync_runs').values(row).execute();
+}
+
+export async function updateSyncRun(
+  db: Executor,
+  id: string,
+  patch: SyncRunRowUpdate,
+): Promise<void> {
+  await db.updateTable('sync_runs').set(patch).where('id', '=', id).execute();
+}
+
+export async function findSyncRun(db: Executor, id: string): Promise<SyncRunRow | undefined> {
+  return db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findRunningSync(
+  db: Executor,
+  integrationId: string,
+): Promise<SyncRunRow | undefined> {
+  return db
+    .selectFrom('sync_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+}
+
+export async function listRunningSyncs(db: Executor): Promise<SyncRunRow[]> {
+  return db.selectFrom('sync_runs').selectAll().where('status', '=', 'running').execute();
+}
+
+export async function findLatestSync(
+  db: Executor,
+  integrationId: string,
+): Promise<SyncRunRow | undefined> {
+  return db
+    .selectFrom('sync_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function listSyncRunRows(
+  db: Executor,
+  integrationId: string,
+  page: { limit: number; offset: number },
+): Promise<SyncRunRow[]> {
+  return db
+    .selectFrom('sync_runs')
+    .selectAll()
+    .where('integration_id', '=', integrationId)
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+export async function countSyncRuns(db: Executor, integrationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('sync_runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('integration_id', '=', integrationId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Deletes an integration's finished runs beyond the newest `keep`. */
+export async function pruneSyncRuns(
+  db: Executor,
+  integrationId: string,
+  keep: number,
+): Promise<void> {
+  const old = db
+    .selectFrom('sync_runs')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('status', '!=', 'running')
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1_000_000_000)
+    .offset(keep);
+  await db.deleteFrom('sync_runs').where('id', 'in', old).execute();
+}
+
+// --- inbound webhook receipts ---
+
+/** Records a delivery id; false when it was already recorded (a replay). */
+export async function insertWebhookReceipt(
+  db: Executor,
+  integrationId: string,
+  webhookId: string,
+  at: string,
+): Promise<boolean> {
+  const seen = await db
+    .selectFrom('integration_webhook_receipts')
+    .select('webhook_id')
+    .where('integration_id', '=', integrationId)
+    .where('webhook_id', '=', webhookId)
+    .executeTakeFirst();
+  if (seen) return false;
+  await db
+    .insertInto('integration_webhook_receipts')
+    .values({ integration_id: integrationId, webhook_id: webhookId, received_at: at })
+    .execute();
+  return true;
+}
+
+export async function pruneWebhookReceipts(db: Executor, before: string): Promise<void> {
+  await db.deleteFrom('integration_webhook_receipts').where('received_at', '<', before).execute();
+}

@@ -1,0 +1,396 @@
+import type { IntegrationRow, IntegrationRowUpdate, SyncRunRow } from '../../db/schema.js';
+import {
+  countIntegrations,
+  countSyncRuns,
+  deleteIntegrationRow,
+  findIntegrationById,
+  findLatestSync,
+  findRunningSync,
+  insertIntegration,
+  listIntegrationRows,
+  listSyncRunRows,
+  updateIntegrationRow,
+} from '../../db/queries/integrations.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { checkTarget, TargetRefusedError } from '../../net/target-guard.js';
+import { recordEvent } from '../events.js';
+import { presentPagination } from '../pagination.js';
+import { encryptCredentials, openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
+import {
+  CREDENTIAL_KEYS,
+  type Integration,
+  type IntegrationCreateInput,
+  type IntegrationTestResult,
+  type IntegrationUpdateInput,
+  type Platform,
+  type SyncError,
+  type SyncRun,
+} from './schemas.js';
+import { SourceError } from './source.js';
+import { recoverInterruptedSyncs } from './sync.js';
+
+/** At most this many integrations per store. */
+export const MAX_INTEGRATIONS = 100;
+
+export function presentIntegration(row: IntegrationRow, running = false): Integration {
+  return {
+    id: row.id,
+    platform: row.platform,
+    shop_domain: row.shop_domain,
+    status: row.status,
+    settings: JSON.parse(row.settings) as Record<string, never>,
+    credentials_set: row.credentials !== null,
+    last_sync: row.last_sync_at,
+    last_error: row.last_error,
+    product_count: Number(row.product_count),
+    sync_status: running ? 'running' : 'idle',
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function presentSyncRun(row: SyncRunRow): SyncRun {
+  return {
+    id: row.id,
+    integration_id: row.integration_id,
+    status: row.status,
+    trigger: row.trigger,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
+    fetched: Number(row.fetched),
+    created: Number(row.created),
+    updated: Number(row.updated),
+    unchanged: Number(row.unchanged),
+    deactivated: Number(row.deactivated),
+    failed: Number(row.failed),
+    errors: JSON.parse(row.errors) as SyncError[],
+    error: row.error,
+  };
+}
+
+export async function findIntegration(db: Executor, id: string): Promise<IntegrationRow> {
+  const row = await findIntegrationById(db, id);
+  if (!row) throw notFound('integration', id);
+  return row;
+}
+
+async function present(db: Executor, row: IntegrationRow): Promise<Integration> {
+  return presentIntegration(row, (await findRunningSync(db, row.id)) !== undefined);
+}
+
+/** Where a platform's requests go: the URLs the SSRF guard checks. */
+export function targetsOf(
+  platform: Platform,
+  shopDomain: string,
+  settings: Record<string, unknown>,
+): { field: string; url: string }[] {
+  const targets: { field: string; url: string }[] = [];
+  if (platform !== 'feed') targets.push({ field: 'shop_domain', url: `https://${shopDomain}/` });
+  for (const key of ['url', 'base_url', 'api_url']) {
+    if (typeof settings[key] === 'string')
+      targets.push({ field: `settings.${key}`, url: settings[key] });
+  }
+  return targets;
+}
+
+/** The SSRF guard over an integration's targets; a refusal names the field. */
+export async function guardTargets(
+  targets: { field: string; url: string }[],
+  allowPrivate: boolean,
+): Promise<void> {
+  for (const target of targets) {
+    try {
+      await checkTarget(target.url, { allowPrivate });
+    } catch (err) {
+      if (err instanceof TargetRefusedError)
+        throw invalidField(target.field, `is refused: ${err.reason}`);
+      throw err;
+    }
+  }
+}
+
+function checkCredentials(
+  platform: Platform,
+  credentials: Record<string, string> | null | undefined,
+) {
+  if (!credentials) return;
+  const allowed = CREDENTIAL_KEYS[platform];
+  for (const key of Object.keys(credentials)) {
+    if (!allowed.includes(key)) {
+      throw new AppError('validation', `Unknown field 'credentials.${key}' for ${platform}.`, {
+        field: `credentials.${key}`,
+        reason: `is not a ${platform} credential (${allowed.join(', ')})`,
+      });
+    }
+  }
+  const has = (k: string) => credentials[k] !== undefined;
+  if (platform === 'shopify' && has('client_id') !== has('client_secret') && !has('access_token')) {
+    const missing = has('client_id') ? 'client_secret' : 'client_id';
+    throw new AppError('missing_field', `credentials.${missing} is required with the other.`, {
+      field: `credentials.${missing}`,
+      reason: 'is required with client_id and client_secret',
+    });
+  }
+  if (platform === 'woocommerce' && (has('consumer_key') || has('consumer_secret'))) {
+    for (const k of ['consumer_key', 'consumer_secret']) {
+      if (!has(k)) {
+        throw new AppError('missing_field', `credentials.${k} is required.`, {
+          field: `credentials.${k}`,
+          reason: 'is required with the other consumer credential',
+        });
+      }
+    }
+  }
+}
+
+function shopDomainOf(
+  platform: Platform,
+  given: string | undefined,
+  settings: Record<string, unknown>,
+) {
+  if (given) return given;
+  if (platform === 'feed' && typeof settings.url === 'string') return new URL(settings.url).host;
+  throw new AppError('missing_field', 'shop_domain is required.', {
+    field: 'shop_domain',
+    reason: 'is required',
+  });
+}
+
+/**
+ * Connects a platform: checks the fields and the targets (SSRF guard), encrypts the
+ * credentials, and records integration.connected with the new integration.
+ */
+export async function createIntegration(
+  env: IntegrationEnv,
+  db: Executor,
+  input: IntegrationCreateInput,
+): Promise<Integration> {
+  const settings = input.settings ?? {};
+  if (input.platform === 'feed' && typeof settings.url !== 'string') {
+    throw new AppError('missing_field', 'settings.url is required for a feed.', {
+      field: 'settings.url',
+      reason: 'is required for platform feed',
+    });
+  }
+  const shopDomain = shopDomainOf(input.platform, input.shop_domain, settings);
+  checkCredentials(input.platform, input.credentials);
+  await guardTargets(targetsOf(input.platform, shopDomain, settings), env.allowPrivate);
+  const now = env.now();
+  const stamp = now.toISOString();
+  const row: IntegrationRow = {
+    id: newId('int'),
+    platform: input.platform,
+    shop_domain: shopDomain,
+    status: 'connected',
+    settings: JSON.stringify(settings),
+    credentials: encryptCredentials(env, input.credentials),
+    state: '{}',
+    last_sync_at: null,
+    last_error: null,
+    product_count: 0,
+    created_at: stamp,
+    updated_at: stamp,
+  };
+  return withTransaction(db, async (trx) => {
+    if ((await countIntegrations(trx)) >= MAX_INTEGRATIONS) {
+      throw new AppError('conflict', `A store has at most ${MAX_INTEGRATIONS} integrations.`, {
+        field: 'platform',
+        reason: `at most ${MAX_INTEGRATIONS} integrations`,
+      });
+    }
+    await insertIntegration(trx, row);
+    const integration = presentIntegration(row);
+    await recordEvent(trx, 'integration.connected', integration, now);
+    return integration;
+  });
+}
+
+export async function listIntegrations(
+  db: Executor,
+  page: { limit: number; offset: number },
+): Promise<{ integrations: Integration[]; pagination: ReturnType<typeof presentPagination> }> {
+  const rows = await listIntegrationRows(db, page);
+  const total = await countIntegrations(db);
+  const integrations: Integration[] = [];
+  for (const row of rows) integrations.push(await present(db, row));
+  return { integrations, pagination: presentPagination(page, rows.length, total) };
+}
+
+export async function getIntegration(db: Executor, id: string): Promise<Integration> {
+  return present(db, await findIntegration(db, id));
+}
+
+/**
+ * Changes shop_domain, settings (replaced whole), credentials (replaced whole; null removes
+ * them) or status (disconnected pauses the schedule; connected resumes it), with the event of
+ * a status change.
+ */
+export async function updateIntegration(
+  env: IntegrationEnv,
+  db: Executor,
+  id: string,
+  input: IntegrationUpdateInput,
+): Promise<Integration> {
+  const before = await findIntegration(db, id);
+  const settings = input.settings ?? (JSON.parse(before.settings) as Record<string, unknown>);
+  if (before.platform === 'feed' && typeof settings.url !== 'string') {
+    throw new AppError('missing_field', 'settings.url is required for a feed.', {
+      field: 'settings.url',
+      reason: 'is required for platform feed',
+    });
+  }
+  const shopDomain = input.shop_domain ?? before.shop_domain;
+  if (input.credentials !== undefined) checkCredentials(before.platform, input.credentials);
+  if (input.shop_domain !== undefined || input.settings !== undefined) {
+    await guardTargets(targetsOf(before.platform, shopDomain, settings), env.allowPrivate);
+  }
+  const now = env.now();
+  const patch: IntegrationRowUpdate = {};
+  if (input.shop_domain !== undefined) patch.shop_domain = shopDomain;
+  if (input.settings !== undefined) patch.settings = JSON.stringify(settings);
+  if (input.credentials !== undefined)
+    patch.credentials = encryptCredentials(env, input.credentials);
+  if (input.status !== undefined && input.status !== before.status) patch.status = input.status;
+  if (Object.keys(patch).length === 0) return present(db, before);
+  patch.updated_at = now.toISOString();
+  if (patch.status === 'connected') patch.last_error = null;
+  return withTransaction(db, async (trx) => {
+    await updateIntegrationRow(trx, id, patch);
+    const integration = await present(trx, { ...before, ...patch } as IntegrationRow);
+    if (patch.status === 'connected')
+      await recordEvent(trx, 'integration.connected', integration, now);
+    if (patch.status === 'disconnected' && before.status === 'connected') {
+      await recordEvent(trx, 'integration.disconnected', integration, now);
+    }
+    return integration;
+  });
+}
+
+/**
+ * Removes the integration, its mapping and history. Its products stay (a merchant deletes
+ * products through the products API). 409 while a sync runs.
+ */
+export async function deleteIntegration(
+  env: IntegrationEnv,
+  db: Executor,
+  id: string,
+): Promise<void> {
+  const row = await findIntegration(db, id);
+  await recoverInterruptedSyncs(env, id);
+  await withTransaction(db, async (trx) => {
+    if (await findRunningSync(trx, id)) {
+      throw new AppError(
+        'conflict',
+        'A sync of this integration is running; delete it once the sync has finished.',
+        {
+          field: 'id',
+          reason: 'a sync is running',
+        },
+      );
+    }
+    const integration = presentIntegration(row);
+    await deleteIntegrationRow(trx, id);
+    await recordEvent(trx, 'integration.disconnected', integration, env.now());
+  });
+}
+
+/**
+ * Connects and reads the least that proves settings and credentials work. A success makes the
+ * integration connected (integration.connected when it was not); a failure makes it `error`
+ * (integration.disconnected when it was connected). Always 200: the outcome is in the answer.
+ */
+export async function testIntegration(
+  env: IntegrationEnv,
+  db: Executor,
+  id: string,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<IntegrationTestResult> {
+  const row = await findIntegration(db, id);
+  let ok: boolean;
+  let message: string;
+  try {
+    await guardTargets(
+      targetsOf(row.platform, row.shop_domain, JSON.parse(row.settings) as Record<string, unknown>),
+      env.allowPrivate,
+    );
+    const { ctx } = openSourceContext(env, row, signal);
+    ({ ok, message } = await sourceOf(env, row.platform).test(ctx));
+  } catch (err) {
+    ok = false;
+    message = failureMessage(err);
+  }
+  const now = env.now();
+  const status = ok ? 'connected' : 'error';
+  const integration = await withTransaction(db, async (trx) => {
+    const current = (await findIntegrationById(trx, id)) ?? row;
+    const patch: IntegrationRowUpdate = {
+      last_error: ok ? null : message,
+      updated_at: now.toISOString(),
+    };
+    // A merchant's pause holds: a test does not resume the schedule.
+    if (current.status !== 'disconnected') patch.status = status;
+    await updateIntegrationRow(trx, id, patch);
+    const after = await present(trx, { ...current, ...patch } as IntegrationRow);
+    if (patch.status === 'connected' && current.status !== 'connected') {
+      await recordEvent(trx, 'integration.connected', after, now);
+    }
+    if (patch.status === 'error' && current.status === 'connected') {
+      await recordEvent(trx, 'integration.disconnected', after, now);
+    }
+    return after;
+  });
+  return {
+    status: ok ? 'success' : 'failure',
+    message,
+    details: {
+      connection_status: integration.status,
+      sync_status: integration.sync_status,
+      product_count: integration.product_count,
+      last_sync: integration.last_sync,
+    },
+  };
+}
+
+/** What went wrong, in words for a merchant (never a stack or a secret). */
+export function failureMessage(err: unknown): string {
+  if (err instanceof SourceError) return err.message;
+  if (err instanceof AppError) return err.message;
+  if (err instanceof Error && (err.name === 'HttpError' || err.name === 'SecretKeyError'))
+    return err.message;
+  return 'unexpected error while reading the platform (see the server log)';
+}
+
+export async function syncHistory(
+  db: Executor,
+  id: string,
+  page: { limit: number; offset: number },
+): Promise<{ syncs: SyncRun[]; pagination: ReturnType<typeof presentPagination> }> {
+  await findIntegration(db, id);
+  const rows = await listSyncRunRows(db, id, page);
+  const total = await countSyncRuns(db, id);
+  return {
+    syncs: rows.map(presentSyncRun),
+    pagination: presentPagination(page, rows.length, total),
+  };
+}
+
+export async function syncStatus(db: Executor, id: string) {
+  await findIntegration(db, id);
+  const running = await findRunningSync(db, id);
+  const last = await findLatestSync(db, id);
+  return {
+    integration_id: id,
+    status: running ? ('running' as const) : ('idle' as const),
+    current: running ? presentSyncRun(running) : null,
+    last: last && last.status !== 'running' ? presentSyncRun(last) : await lastFinished(db, id),
+  };
+}
+
+async function lastFinished(db: Executor, id: string): Promise<SyncRun | null> {
+  const rows = await listSyncRunRows(db, id, { limit: 2, offset: 0 });
+  const row = rows.find((r) => r.status !== 'running');
+  return row ? presentSyncRun(row) : null;
+}

@@ -1,0 +1,92 @@
+import { createTask } from 'node-cron';
+import type { Logger } from 'pino';
+import { listAllIntegrationRows } from '../../db/queries/integrations.js';
+import { AppError } from '../../errors.js';
+import type { SyncRunner } from './sync.js';
+
+export interface SyncScheduler {
+  /**
+   * Looks at the clock: when SYNC_CRON matched a second since the last look (at most five
+   * minutes back), starts a sync of every integration not paused. Returns the run ids started.
+   * The timer calls it every second; tests call it after moving their clock.
+   */
+  tick(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+const LOOK_BACK_S = 300;
+
+/**
+ * Syncs on SYNC_CRON inside `serve`. The schedule is read against the injected clock (so a
+ * test moves time instead of waiting for it); an integration whose sync is still running
+ * (here or in another process) is skipped until the next match.
+ */
+export function startSyncScheduler(options: {
+  runner: SyncRunner;
+  cron: string;
+  logger: Logger;
+  now: () => Date;
+  /** How often the clock is read (default every second; 0: only when tick() is called). */
+  intervalMs?: number;
+}): SyncScheduler {
+  const { runner, logger, now } = options;
+  const task = createTask(options.cron, () => undefined, { name: 'agentshelf-sync' });
+  let lastSecond = Math.floor(now().getTime() / 1000);
+  let stopped = false;
+  let ticking: Promise<string[]> | undefined;
+
+  const due = (): boolean => {
+    const second = Math.floor(now().getTime() / 1000);
+    let matched = false;
+    for (let s = Math.max(lastSecond + 1, second - LOOK_BACK_S); s <= second && !matched; s++) {
+      matched = task.match(new Date(s * 1000));
+    }
+    lastSecond = Math.max(lastSecond, second);
+    return matched;
+  };
+
+  const fire = async (): Promise<string[]> => {
+    const started: string[] = [];
+    for (const row of await listAllIntegrationRows(runner.env.db)) {
+      if (stopped) break;
+      if (row.status === 'disconnected') continue;
+      try {
+        const { run } = await runner.start(row.id, { trigger: 'schedule' });
+        started.push(run.id);
+      } catch (err) {
+        if (err instanceof AppError && err.kind === 'conflict') {
+          logger.info({ integration: row.id }, 'scheduled sync skipped: one is running');
+        } else if (!stopped) {
+          logger.error({ err, integration: row.id }, 'scheduled sync not started');
+        }
+      }
+    }
+    return started;
+  };
+
+  const tick = async (): Promise<string[]> => {
+    if (stopped || ticking) return [];
+    if (!due()) return [];
+    ticking = fire().finally(() => (ticking = undefined));
+    return ticking;
+  };
+
+  const interval = options.intervalMs ?? 1000;
+  const timer =
+    interval > 0
+      ? setInterval(() => {
+          tick().catch((err: unknown) => logger.error({ err }, 'sync schedule failed'));
+        }, interval)
+      : undefined;
+  timer?.unref();
+
+  return {
+    tick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await ticking;
+      await task.destroy();
+    },
+  };
+}

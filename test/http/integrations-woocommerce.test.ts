@@ -1,0 +1,139 @@
+import t from 'tap';
+import { startTestServer } from '../support/server.js';
+import { startWooServer, wooProductJson } from '../support/woocommerce-server.js';
+import { clockAt } from '../support/clock.js';
+import {
+  eventsAfter,
+  lastEventSeq,
+  platformSignature,
+  syncAndWait,
+} from '../support/integrations.js';
+
+const PRIVATE = { ALLOW_PRIVATE_TARGETS: 'true' };
+
+t.test(
+  'a WooCommerce store syncs through REST v3, and its webhooks apply between syncs',
+  async (t) => {
+    const clock = clockAt('2026-11-25T10:00:00.000Z');
+    const woo = await startWooServer({
+      products: 6,
+      consumerKey: 'ck_e2e',
+      consumerSecret: 'cs_e2e',
+    });
+    t.teardown(() => woo.close());
+    const server = await startTestServer(t, PRIVATE, { now: clock.now });
+    const db = server.server.store.db;
+    const secret = 'woo-webhook-secret';
+    const created = await server.request('POST', '/v1/integrations', {
+      body: {
+        platform: 'woocommerce',
+        shop_domain: new URL(woo.origin).host,
+        credentials: { consumer_key: 'ck_e2e', consumer_secret: 'cs_e2e', webhook_secret: secret },
+      },
+    });
+    t.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    t.equal((await server.request('POST', `/v1/integrations/${id}/test`)).body.status, 'success');
+
+    // Products 3 and 6 are variable (two variations each): 4 simple + 4 variations.
+    let seq = await lastEventSeq(db);
+    const first = await syncAndWait(server, id);
+    t.match(
+      first,
+      { status: 'succeeded', fetched: 8, created: 8, failed: 0 },
+      JSON.stringify(first),
+    );
+    t.equal((await eventsAfter(db, seq)).filter((e) => e.type === 'product.created').length, 8);
+
+    clock.advance(60);
+    seq = await lastEventSeq(db);
+    t.match(await syncAndWait(server, id), { fetched: 8, unchanged: 8, created: 0, updated: 0 });
+    t.same(
+      (await eventsAfter(db, seq)).map((e) => e.type),
+      ['integration.sync.completed'],
+    );
+
+    // A price change, a removed product, a variation added, a bad product.
+    clock.advance(60);
+    woo.catalogue.update(1, (p) => {
+      p.price = p.regular_price = '77.00';
+    });
+    woo.catalogue.remove(2);
+    woo.catalogue.update(3, (p) => {
+      const v = p.variationList[0]!;
+      p.variationList.push({
+        ...v,
+        id: v.id + 50,
+        sku: `${v.sku}-G`,
+        attributes: [{ ...v.attributes[0]!, option: 'Green' }],
+      });
+    });
+    woo.catalogue.update(4, (p) => {
+      p.price = p.regular_price = '';
+    });
+    seq = await lastEventSeq(db);
+    const changed = await syncAndWait(server, id);
+    t.match(
+      changed,
+      { status: 'succeeded', updated: 1, created: 1, deactivated: 1, failed: 1 },
+      JSON.stringify(changed),
+    );
+    t.equal(changed.errors[0].external_id, '4');
+    const events = await eventsAfter(db, seq);
+    const updates = events.filter((e) => e.type === 'product.updated').map((e) => e.data);
+    t.match(updates, [{ price: 77 }, { status: 'inactive' }]);
+
+    // Inbound webhook: product.updated of a simple product, signed as WooCommerce signs.
+    clock.advance(60);
+    const product5 = woo.catalogue.update(5, (p) => {
+      p.price = p.regular_price = '12.25';
+    });
+    const raw = JSON.stringify(wooProductJson(product5));
+    const headers = {
+      'content-type': 'application/json',
+      'x-wc-webhook-topic': 'product.updated',
+      'x-wc-webhook-id': '7',
+      'x-wc-webhook-delivery-id': 'a1b2c3',
+      'x-wc-webhook-signature': platformSignature(secret, raw),
+    };
+    seq = await lastEventSeq(db);
+    const hook = await server.request('POST', `/v1/integrations/${id}/webhook`, {
+      key: null,
+      raw,
+      headers,
+    });
+    t.equal(hook.status, 200, hook.text);
+    t.match(hook.body, { status: 'applied', updated: 1 });
+    t.match(await eventsAfter(db, seq), [{ type: 'product.updated', data: { price: 12.25 } }]);
+    const replay = await server.request('POST', `/v1/integrations/${id}/webhook`, {
+      key: null,
+      raw,
+      headers,
+    });
+    t.equal(replay.body.status, 'duplicate');
+    const unsigned = await server.request('POST', `/v1/integrations/${id}/webhook`, {
+      key: null,
+      raw,
+      headers: { ...headers, 'x-wc-webhook-delivery-id': 'zz', 'x-wc-webhook-signature': '' },
+    });
+    t.equal(unsigned.status, 401);
+    t.equal(
+      (await eventsAfter(db, seq)).length,
+      1,
+      'the replay and the unsigned one changed nothing',
+    );
+
+    const del = JSON.stringify({ id: 5 });
+    const deleted = await server.request('POST', `/v1/integrations/${id}/webhook`, {
+      key: null,
+      raw: del,
+      headers: {
+        ...headers,
+        'x-wc-webhook-topic': 'product.deleted',
+        'x-wc-webhook-delivery-id': 'd5',
+        'x-wc-webhook-signature': platformSignature(secret, del),
+      },
+    });
+    t.match(deleted.body, { status: 'applied', deactivated: 1 });
+  },
+);
