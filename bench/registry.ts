@@ -8,6 +8,7 @@ import { analyticsBenchmark } from './analytics.js';
 import { analyticsImportBenchmark } from './analytics-import.js';
 import { reportsBenchmark } from './reports.js';
 import { syncBenchmark } from './sync.js';
+import { platformSourcesBenchmark } from './platform-sources.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -22,4 +23,5 @@ export const benchmarks: Record<string, Benchmark> = {
   'analytics-import': analyticsImportBenchmark,
   reports: reportsBenchmark,
   sync: syncBenchmark,
+  sources: platformSourcesBenchmark,
 };

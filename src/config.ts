@@ -80,6 +80,11 @@ const ConfigSchema = z.object({
     .default('0 * * * *'),
   /** Platform items written per sync transaction. */
   SYNC_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Shopify Admin API version; the newest stable quarter (platforms/shopify-admin.ts). */
+  SHOPIFY_API_VERSION: z
+    .string()
+    .regex(/^\d{4}-(01|04|07|10)$/, 'a Shopify API version such as 2026-10')
+    .default('2026-10'),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -7,12 +7,15 @@
 export class Catalogue<T extends { id: number }> {
   private ids: number[] = [];
   private readonly explicit = new Map<number, T>();
+  /** Bumped by every change: a server caches what it derives from the catalogue by it. */
+  version = 0;
 
   constructor(private readonly generate: (id: number) => T) {}
 
   /** Adds `count` generated items with ids from `firstId` on (above every id so far). */
   fill(count: number, firstId = (this.ids.at(-1) ?? 0) + 1): this {
     for (let i = 0; i < count; i++) this.ids.push(firstId + i);
+    this.version++;
     return this;
   }
 
@@ -35,6 +38,7 @@ export class Catalogue<T extends { id: number }> {
     const i = this.lowerBound(item.id);
     if (this.ids[i] !== item.id) this.ids.splice(i, 0, item.id);
     this.explicit.set(item.id, item);
+    this.version++;
     return item;
   }
 
@@ -51,6 +55,7 @@ export class Catalogue<T extends { id: number }> {
     const i = this.lowerBound(id);
     if (this.ids[i] === id) this.ids.splice(i, 1);
     this.explicit.delete(id);
+    this.version++;
   }
 
   /** The item at a position in id order. */

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { Catalogue, gtin13 } from './platform-catalogue.js';
+import { Catalogue } from './platform-catalogue.js';
+import {
+  gid,
+  storefrontProduct,
+  syntheticShopProduct,
+  type ShopProduct,
+  type ShopVariant,
+} from './shopify-catalogue.js';
 import {
   execute,
   GraphqlError,
@@ -13,6 +20,14 @@ import {
   type Schema,
   type Selection,
 } from './graphql-lite.js';
+
+export {
+  storefrontProduct,
+  syntheticShopProduct,
+  webhookProduct,
+  type ShopProduct,
+  type ShopVariant,
+} from './shopify-catalogue.js';
 
 /**
  * A local Shopify, written from shopify.dev's documentation of what the sync uses:
@@ -30,37 +45,6 @@ import {
  *
  * Built over a Catalogue the test changes; every request is logged.
  */
-
-export interface ShopVariant {
-  id: number;
-  title: string;
-  sku: string | null;
-  barcode: string | null;
-  /** A decimal string, as Shopify's Money scalar; null makes a bad product. */
-  price: string | null;
-  compareAtPrice: string | null;
-  inventoryQuantity: number;
-  availableForSale: boolean;
-  options: { name: string; value: string }[];
-  image: string | null;
-}
-
-export interface ShopProduct {
-  id: number;
-  title: string;
-  descriptionHtml: string;
-  vendor: string;
-  productType: string;
-  handle: string;
-  status: 'ACTIVE' | 'DRAFT' | 'ARCHIVED';
-  tags: string[];
-  /** The Shopify taxonomy's full name, or null. */
-  category: string | null;
-  images: string[];
-  variants: ShopVariant[];
-  /** Published on the online store (listed by /products.json, has an onlineStoreUrl). */
-  published: boolean;
-}
 
 export interface LoggedShopifyRequest {
   method: string;
@@ -127,37 +111,7 @@ export interface ShopifyServer {
   close(): Promise<void>;
 }
 
-/** Product `id`, as synthetic products are generated: two sizes, a GTIN on the first. */
-export function syntheticShopProduct(id: number): ShopProduct {
-  const price = `${10 + (id % 90)}.${String(id % 100).padStart(2, '0')}`;
-  return {
-    id,
-    title: `Synthetic product ${id}`,
-    descriptionHtml: `<p>The <strong>${id}th</strong> product &amp; its story.</p>`,
-    vendor: `Brand ${id % 7}`,
-    productType: 'Shirts',
-    handle: `synthetic-product-${id}`,
-    status: 'ACTIVE',
-    tags: ['synthetic', `batch-${id % 3}`],
-    category: 'Apparel & Accessories > Clothing > Shirts',
-    images: [`https://cdn.shopify.example/files/p${id}.jpg`],
-    published: true,
-    variants: ['S', 'M'].map((size, i) => ({
-      id: id * 100 + i + 1,
-      title: size,
-      sku: `SYN-${id}-${size}`,
-      barcode: i === 0 ? gtin13(id * 100 + i + 1) : null,
-      price,
-      compareAtPrice: null,
-      inventoryQuantity: (id + i) % 5,
-      availableForSale: (id + i) % 5 !== 0,
-      options: [{ name: 'Size', value: size }],
-      image: null,
-    })),
-  };
-}
-
-const gid = (type: string, id: number | string) => `gid://shopify/${type}/${id}`;
+/** Shopify cursors are opaque base64; this one carries the last id, as Shopify's do. */
 const cursorOf = (id: number) =>
   Buffer.from(JSON.stringify({ last_id: id, last_value: String(id) })).toString('base64');
 function idOfCursor(cursor: unknown): number {
@@ -395,6 +349,8 @@ export async function startShopifyServer(
       status: { kind: 'scalar', resolve: (o: BulkOperation) => o.status },
       errorCode: { kind: 'scalar', resolve: (o: BulkOperation) => o.errorCode },
       type: { kind: 'scalar', resolve: () => 'QUERY' },
+      query: { kind: 'scalar', resolve: (o: BulkOperation) => o.query },
+      createdAt: { kind: 'scalar', resolve: () => '2026-11-25T12:00:00Z' },
       objectCount: {
         kind: 'scalar',
         resolve: (o: BulkOperation) => String(o.status === 'COMPLETED' ? catalogue.size : 0),
@@ -652,21 +608,18 @@ export async function startShopifyServer(
     return json(200, { access_token: token, scope: 'read_products', expires_in: ttl });
   }
 
+  /** Ids of the products the storefront lists (published and active), by catalogue version. */
+  let listed: { version: number; ids: number[] } = { version: -1, ids: [] };
   function storefront(url: URL): CannedAnswer {
     const limit = Math.min(250, Math.max(1, Number(url.searchParams.get('limit') ?? 30) || 30));
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
-    const listed: ShopProduct[] = [];
-    let skip = (page - 1) * limit;
-    for (const p of catalogue.all()) {
-      if (!p.published || p.status !== 'ACTIVE') continue;
-      if (skip > 0) {
-        skip--;
-        continue;
-      }
-      listed.push(p);
-      if (listed.length >= limit) break;
+    if (listed.version !== catalogue.version) {
+      const ids: number[] = [];
+      for (const p of catalogue.all()) if (p.published && p.status === 'ACTIVE') ids.push(p.id);
+      listed = { version: catalogue.version, ids };
     }
-    return json(200, { products: listed.map(storefrontProduct) });
+    const ids = listed.ids.slice((page - 1) * limit, page * limit);
+    return json(200, { products: ids.map((id) => storefrontProduct(catalogue.get(id)!)) });
   }
 
   const server = {
@@ -779,106 +732,3 @@ function cannedBody(answer: CannedAnswer): CannedAnswer {
 }
 
 /** A product as the storefront's /products.json lists it. */
-export function storefrontProduct(p: ShopProduct) {
-  const images = p.images.map((src, i) => ({
-    id: p.id * 1000 + i + 1,
-    position: i + 1,
-    product_id: p.id,
-    variant_ids: p.variants.filter((v) => v.image === src).map((v) => v.id),
-    src,
-    width: 800,
-    height: 800,
-  }));
-  return {
-    id: p.id,
-    title: p.title,
-    handle: p.handle,
-    body_html: p.descriptionHtml,
-    published_at: '2026-01-01T00:00:00-05:00',
-    created_at: '2026-01-01T00:00:00-05:00',
-    updated_at: '2026-01-01T00:00:00-05:00',
-    vendor: p.vendor,
-    product_type: p.productType,
-    tags: p.tags,
-    variants: p.variants.map((v, i) => ({
-      id: v.id,
-      title: v.title,
-      option1: v.options[0]?.value ?? null,
-      option2: v.options[1]?.value ?? null,
-      option3: v.options[2]?.value ?? null,
-      sku: v.sku ?? '',
-      requires_shipping: true,
-      taxable: true,
-      featured_image: v.image ? { src: v.image } : null,
-      available: v.availableForSale,
-      price: v.price,
-      grams: 200,
-      compare_at_price: v.compareAtPrice,
-      position: i + 1,
-      product_id: p.id,
-    })),
-    images,
-    options: optionsOf(p),
-  };
-}
-
-function optionsOf(p: ShopProduct) {
-  const names = p.variants[0]?.options.map((o) => o.name) ?? [];
-  return names.map((name, i) => ({
-    name,
-    position: i + 1,
-    values: [...new Set(p.variants.map((v) => v.options[i]?.value ?? ''))],
-  }));
-}
-
-/** A product as Shopify's products/create and products/update webhooks send it (REST JSON). */
-export function webhookProduct(p: ShopProduct) {
-  const imageId = (src: string | null) => {
-    const i = src ? p.images.indexOf(src) : -1;
-    return i === -1 ? null : p.id * 1000 + i + 1;
-  };
-  return {
-    id: p.id,
-    admin_graphql_api_id: gid('Product', p.id),
-    title: p.title,
-    body_html: p.descriptionHtml,
-    vendor: p.vendor,
-    product_type: p.productType,
-    handle: p.handle,
-    status: p.status.toLowerCase(),
-    published_at: p.published ? '2026-01-01T00:00:00-05:00' : null,
-    tags: p.tags.join(', '),
-    category: p.category
-      ? {
-          admin_graphql_api_id: 'gid://shopify/TaxonomyCategory/aa-1',
-          name: p.category.split(' > ').at(-1),
-          full_name: p.category,
-        }
-      : null,
-    variants: p.variants.map((v, i) => ({
-      id: v.id,
-      product_id: p.id,
-      title: v.title,
-      price: v.price,
-      sku: v.sku,
-      barcode: v.barcode,
-      compare_at_price: v.compareAtPrice,
-      position: i + 1,
-      inventory_policy: 'deny',
-      inventory_management: 'shopify',
-      inventory_quantity: v.inventoryQuantity,
-      option1: v.options[0]?.value ?? null,
-      option2: v.options[1]?.value ?? null,
-      option3: v.options[2]?.value ?? null,
-      image_id: imageId(v.image),
-      admin_graphql_api_id: gid('ProductVariant', v.id),
-    })),
-    options: optionsOf(p).map((o) => ({ ...o, product_id: p.id })),
-    images: p.images.map((src, i) => ({
-      id: p.id * 1000 + i + 1,
-      product_id: p.id,
-      position: i + 1,
-      src,
-    })),
-  };
-}

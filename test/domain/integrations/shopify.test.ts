@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { createHttpClient } from '../../../src/net/http-client.js';
 import { SourceError, type SourceItem } from '../../../src/domain/integrations/source.js';
 import {
   SHOPIFY_PAGE_SIZE,
@@ -20,6 +21,7 @@ import {
   type HarnessOptions,
 } from '../../support/source-context.js';
 import { clockAt } from '../../support/clock.js';
+import { loadConfig } from '../../../src/config.js';
 
 const EAN = gtin13(400638133393);
 
@@ -141,6 +143,30 @@ t.test('maps every field of a product with variants', async (t) => {
 });
 
 t.test(
+  'API version: settings.api_version, else SHOPIFY_API_VERSION, else the newest stable',
+  async (t) => {
+    t.equal(loadConfig({}).SHOPIFY_API_VERSION, DEFAULT_SHOPIFY_API_VERSION);
+    t.equal(DEFAULT_SHOPIFY_API_VERSION, '2026-10', 'the newest stable version on 2026-11-25');
+    const { server } = await setup(t, { products: 1 });
+    const h = sourceHarness({
+      shopDomain: new URL(server.origin).host,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { api_version: '2026-07' },
+    });
+    await collect(shopifySource, h.ctx);
+    t.ok(server.requests.some((r) => r.path === '/admin/api/2026-07/graphql.json'));
+    const bad = sourceHarness({
+      shopDomain: h.ctx.shopDomain,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { api_version: '2026-05' },
+    });
+    const err = await collect(shopifySource, bad.ctx).catch((e: unknown) => e);
+    t.ok(err instanceof SourceError && err.kind === 'invalid');
+    t.match((err as Error).message, /settings.api_version/);
+  },
+);
+
+t.test(
   'status: ACTIVE active, DRAFT draft, ARCHIVED inactive; category falls back to the type',
   async (t) => {
     const { server, h } = await setup(t);
@@ -217,6 +243,17 @@ t.test('recovers from THROTTLED (HTTP 200) by waiting for the bucket', async (t)
   t.equal(throttled.length, 1);
   const cost = throttled[0]!.requestedCost!;
   t.ok(h.sleeps.includes(Math.ceil((cost / 100) * 1000)), 'waited cost / restoreRate seconds');
+});
+
+t.test('THROTTLED without the bucket figures: growing waits, then the run goes on', async (t) => {
+  const { server, h } = await setup(t, { products: 2 });
+  const bare = JSON.stringify({
+    errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }],
+  });
+  server.failNext.push({ status: 200, body: bare }, { status: 200, body: bare });
+  const items = await collect(shopifySource, h.ctx);
+  t.equal(items.filter((i) => i.kind === 'product').length, 4);
+  t.same(h.sleeps, [1000, 2000]);
 });
 
 t.test('429 and 5xx are retried; a shop that stays down is unavailable', async (t) => {
@@ -315,6 +352,28 @@ t.test('client credentials: exchanged, kept, reused, refreshed before expiry', a
   t.match((err as SourceError).message, /invalid_client/);
 });
 
+t.test('a token that runs out during a long, paced run is refreshed before it does', async (t) => {
+  const clock = clockAt('2026-11-25T12:00:00Z');
+  const { server, h } = await setup(
+    t,
+    {
+      products: 200,
+      maximumAvailable: 1000,
+      restoreRate: 1,
+      clientId: 'client-1',
+      clientSecret: 'secret-1',
+      tokenTtlSeconds: 15 * 60,
+    },
+    { clock, credentials: { client_id: 'client-1', client_secret: 'secret-1' } },
+  );
+  const items = await collect(shopifySource, h.ctx);
+  t.equal(items.filter((i) => i.kind === 'product').length, 400);
+  const waited = h.sleeps.reduce((a, b) => a + b, 0);
+  t.ok(waited > 15 * 60_000, `the run outlived a token (${Math.round(waited / 1000)} s of pacing)`);
+  t.ok(server.tokens.size >= 2, 'a new token was fetched during the run');
+  t.equal(server.requests.filter((r) => r.status === 401).length, 0, 'never sent an expired one');
+});
+
 t.test('large catalogues go through a bulk operation with the same items', async (t) => {
   const { server, h } = await setup(t, { products: 40 });
   server.catalogue.put(linenShirt());
@@ -341,6 +400,39 @@ t.test('large catalogues go through a bulk operation with the same items', async
   t.ok(jsonl, 'the JSONL file was read');
   t.equal(jsonl!.token, null, 'the file URL is fetched without the token');
 });
+
+t.test(
+  'a bulk export left running by a stopped run is waited for, not started again',
+  async (t) => {
+    const { server, h } = await setup(t, { products: 12 }, { settings: { bulk_threshold: 10 } });
+    const stopped = sourceHarness({
+      shopDomain: new URL(server.origin).host,
+      credentials: { access_token: 'shpat_local_test_token' },
+      settings: { bulk_threshold: 10 },
+    });
+    stopped.ctx.sleep = () => Promise.reject(new Error('aborted'));
+    const err = await collect(shopifySource, stopped.ctx).catch((e: unknown) => e);
+    t.ok(err instanceof SourceError, 'the first run stopped while polling');
+    t.equal(server.bulkOperations.length, 1);
+    t.equal(server.bulkOperations[0]!.status, 'CREATED');
+
+    const items = await collect(shopifySource, h.ctx);
+    t.equal(server.bulkOperations.length, 1, 'no second export');
+    t.equal(items.filter((i) => i.kind === 'product').length, 24);
+    t.ok(server.requests.some((r) => r.operation === 'CurrentBulk'));
+
+    // Another app's query running: the run says so.
+    server.bulkOperations.push({
+      id: 'gid://shopify/BulkOperation/99',
+      status: 'RUNNING',
+      query: '{ orders { edges { node { id } } } }',
+      polls: 0,
+      errorCode: null,
+    });
+    const busy = await collect(shopifySource, h.ctx).catch((e: unknown) => e);
+    t.match((busy as Error).message, /already in progress/);
+  },
+);
 
 t.test('a failed bulk operation fails the run', async (t) => {
   const { server, h } = await setup(t, { products: 5 }, { settings: { bulk_threshold: 1 } });
@@ -433,3 +525,65 @@ t.test('credentials are never sent over plain HTTP to a public host', async (t) 
     t.match((err as Error).message, /HTTPS/);
   }
 });
+
+t.test('a second run sees a price change, a removed product and an added variant', async (t) => {
+  const { server, h } = await setup(t, { products: 5 });
+  const before = productsById(await collect(shopifySource, h.ctx));
+  server.catalogue.update(2, (p) => {
+    p.variants[0]!.price = '99.95';
+  });
+  server.catalogue.remove(3);
+  server.catalogue.update(4, (p) => {
+    p.variants.push({
+      ...p.variants[0]!,
+      id: 499,
+      title: 'L',
+      sku: 'SYN-4-L',
+      options: [{ name: 'Size', value: 'L' }],
+    });
+  });
+  const after = productsById(await collect(shopifySource, h.ctx));
+  t.equal(after.get('201')!.price, '99.95');
+  t.same(
+    { ...after.get('201')!, price: before.get('201')!.price },
+    before.get('201'),
+    'only the price',
+  );
+  t.notOk(after.has('301') || after.has('302'), 'the removed product is gone');
+  t.equal(after.get('499')!.name, 'Synthetic product 4 - L');
+  t.equal(after.get('499')!.attributes?.item_group_id, '4');
+  t.equal(after.size, before.size - 2 + 1);
+  for (const id of ['101', '102', '501', '502'])
+    t.same(after.get(id), before.get(id), `${id} unchanged`);
+});
+
+t.test(
+  'the local Shopify refuses what Shopify refuses: over 1,000 points, unknown fields',
+  async (t) => {
+    const { server } = await setup(t, { products: 1 });
+    const client = createHttpClient({ allowPrivate: true });
+    const ask = async (query: string) => {
+      const res = await client.request({
+        method: 'POST',
+        url: `${server.origin}/admin/api/2026-10/graphql.json`,
+        headers: {
+          'content-type': 'application/json',
+          'x-shopify-access-token': 'shpat_local_test_token',
+        },
+        body: JSON.stringify({ query }),
+      });
+      return (await res.json()) as { errors?: { extensions: Record<string, unknown> }[] };
+    };
+    const tooBig = await ask(
+      '{ products(first: 250) { nodes { id variants(first: 10) { nodes { id } } } } }',
+    );
+    t.same(tooBig.errors?.[0]?.extensions, {
+      code: 'MAX_COST_EXCEEDED',
+      cost: 2 + 250 * (1 + 2 + 10),
+      maxCost: 1000,
+    });
+    const typo = await ask('{ shop { nmae } }');
+    t.equal(typo.errors?.[0]?.extensions.code, 'undefinedField');
+    t.ok(SHOPIFY_PAGE_SIZE < 250, `so the sync pages ${SHOPIFY_PAGE_SIZE} products at a time`);
+  },
+);

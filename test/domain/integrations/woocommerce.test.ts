@@ -337,3 +337,27 @@ t.test('keys are never sent over plain HTTP to a public host', async (t) => {
   t.ok(err instanceof SourceError && err.kind === 'invalid');
   t.match((err as Error).message, /HTTPS/);
 });
+
+t.test('a second run sees a price change, a removed product and an added variation', async (t) => {
+  const { server, h } = await setup(t, { products: 6 });
+  const before = productsById(await collect(woocommerceSource, h.ctx));
+  server.catalogue.update(2, (p) => {
+    p.price = '5.25';
+  });
+  server.catalogue.remove(4);
+  server.catalogue.update(6, (p) => {
+    p.variationList.push({
+      ...p.variationList[0]!,
+      id: 9999,
+      sku: 'WOO-6-GREEN',
+      attributes: [{ id: 1, name: 'Color', option: 'Green' }],
+    });
+  });
+  const after = productsById(await collect(woocommerceSource, h.ctx));
+  t.equal(after.get('2')!.price, '5.25');
+  t.notOk(after.has('4'));
+  t.equal(after.get('9999')!.name, 'Synthetic & product 6 - Green');
+  t.equal(after.get('9999')!.attributes?.item_group_id, '6');
+  t.equal(after.size, before.size - 1 + 1);
+  t.same(after.get('1'), before.get('1'));
+});

@@ -145,8 +145,9 @@ export class ShopifyAdmin {
     options: QueryOptions = {},
   ): Promise<Record<string, unknown>> {
     let refreshed = false;
+    let cost = options.cost ?? 10;
     for (let throttled = 0; ;) {
-      await this.pace(options.cost ?? 10);
+      await this.pace(cost);
       const token = await this.accessToken();
       const res = await this.send({
         method: 'POST',
@@ -170,14 +171,18 @@ export class ShopifyAdmin {
       this.checkStatus(res);
       const json = await this.readJson(res);
       if (!isRecord(json)) throw new SourceError('Shopify answered with something not GraphQL');
-      this.readCost(json.extensions);
+      const fresh = this.readCost(json.extensions);
       const errors = Array.isArray(json.errors) ? json.errors.filter(isRecord) : [];
       if (errors.length > 0) {
         const codes = errors.map((e) => (isRecord(e.extensions) ? str(e.extensions.code) : ''));
         if (codes.includes('THROTTLED')) {
           if (++throttled > MAX_THROTTLED)
             throw new SourceError('Shopify kept throttling the requests; try again later');
-          continue; // pace() waits for the bucket before the retry
+          // pace() waits for the bucket before the retry, for what the query was said to
+          // cost; an answer without the bucket's figures gets a growing wait instead.
+          cost = Math.max(cost, this.lastRequestedCost ?? 0);
+          if (!fresh) await this.wait(Math.min(60_000, 1000 * 2 ** (throttled - 1)));
+          continue;
         }
         const message = errors.map((e) => str(e.message) ?? 'error').join('; ');
         if (codes.includes('ACCESS_DENIED'))
@@ -205,31 +210,36 @@ export class ShopifyAdmin {
     const elapsed = Math.max(0, this.ctx.now().getTime() - at) / 1000;
     const available = Math.min(maximumAvailable, currentlyAvailable + elapsed * restoreRate);
     if (available >= need || restoreRate <= 0) return;
-    const waitMs = Math.ceil(((need - available) / restoreRate) * 1000);
-    this.waitedMs += waitMs;
+    await this.wait(Math.ceil(((need - available) / restoreRate) * 1000));
+  }
+
+  private async wait(ms: number): Promise<void> {
+    this.waitedMs += ms;
     try {
-      await this.ctx.sleep(waitMs);
+      await this.ctx.sleep(ms);
     } catch {
       throw new SourceError('the sync was stopped');
     }
   }
 
-  private readCost(extensions: unknown): void {
-    if (!isRecord(extensions) || !isRecord(extensions.cost)) return;
+  /** Reads `extensions.cost`; true when it carried the bucket's figures. */
+  private readCost(extensions: unknown): boolean {
+    if (!isRecord(extensions) || !isRecord(extensions.cost)) return false;
     const requested = Number(extensions.cost.requestedQueryCost);
     if (Number.isFinite(requested)) this.lastRequestedCost = requested;
     const status = extensions.cost.throttleStatus;
-    if (!isRecord(status)) return;
+    if (!isRecord(status)) return false;
     const max = Number(status.maximumAvailable);
     const available = Number(status.currentlyAvailable);
     const rate = Number(status.restoreRate);
-    if (![max, available, rate].every(Number.isFinite)) return;
+    if (![max, available, rate].every(Number.isFinite)) return false;
     this.bucket = {
       maximumAvailable: max,
       currentlyAvailable: available,
       restoreRate: rate,
       at: this.ctx.now().getTime(),
     };
+    return true;
   }
 
   /** Statuses Shopify documents for the Admin API, in words a merchant can act on. */

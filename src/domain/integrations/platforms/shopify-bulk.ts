@@ -102,16 +102,34 @@ export async function* bulkItems(
   if (current) yield* itemsOfProduct(current.view, currency);
 }
 
+const CURRENT = `query CurrentBulk {
+  currentBulkOperation(type: QUERY) { id status query }
+}`;
+
+const squeeze = (query: string) => query.replace(/\s+/g, ' ').trim();
+
+/** The running bulk export, when it runs our query (left by a run that was stopped). */
+async function runningExportOfOurs(admin: ShopifyAdmin): Promise<string | undefined> {
+  const data = await admin.query(CURRENT, {}, { cost: 1 });
+  const op = isRecord(data.currentBulkOperation) ? data.currentBulkOperation : null;
+  if (!op || (op.status !== 'CREATED' && op.status !== 'RUNNING')) return undefined;
+  return squeeze(str(op.query) ?? '') === squeeze(BULK_QUERY) ? str(op.id) : undefined;
+}
+
 /** Starts the export and polls until it completes; answers the file's URL (null: empty). */
 async function runBulkOperation(admin: ShopifyAdmin, ctx: SourceContext): Promise<string | null> {
   const started = await admin.query(RUN, { query: BULK_QUERY }, { mutation: true });
   const run = isRecord(started.bulkOperationRunQuery) ? started.bulkOperationRunQuery : {};
   const userErrors = Array.isArray(run.userErrors) ? run.userErrors.filter(isRecord) : [];
-  if (userErrors.length > 0)
-    throw new SourceError(
-      `Shopify did not start the bulk export: ${userErrors.map((e) => str(e.message)).join('; ')}`,
-    );
-  const id = isRecord(run.bulkOperation) ? str(run.bulkOperation.id) : undefined;
+  let id = isRecord(run.bulkOperation) ? str(run.bulkOperation.id) : undefined;
+  if (userErrors.length > 0) {
+    const message = userErrors.map((e) => str(e.message)).join('; ');
+    // One bulk query at a time per app and shop: a run that was killed leaves its export
+    // running. When it is ours (the same query), this run waits for it instead.
+    id = /already in progress/i.test(message) ? await runningExportOfOurs(admin) : undefined;
+    if (!id) throw new SourceError(`Shopify did not start the bulk export: ${message}`);
+    ctx.logger.info({ integration: ctx.integrationId, id }, 'shopify bulk operation adopted');
+  }
   if (!id) throw new SourceError('Shopify started no bulk operation');
   const pollMs = Math.max(0, Number(ctx.settings.bulk_poll_seconds ?? 5) * 1000) || 5000;
   const deadline = ctx.now().getTime() + MAX_BULK_MS;

@@ -48,7 +48,7 @@ const COUNT_QUERY = `query Counts($limit: Int) {
   productVariantsCount(limit: null) { count precision }
 }`;
 
-const PRODUCTS_QUERY = `query Products($first: Int!, $after: String) {
+export const PRODUCTS_QUERY = `query Products($first: Int!, $after: String) {
   products(first: $first, after: $after, sortKey: ID) {
     pageInfo { hasNextPage endCursor }
     nodes {

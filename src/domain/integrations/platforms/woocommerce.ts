@@ -148,6 +148,46 @@ async function categoryPaths(client: WooClient): Promise<Map<string, string>> {
   return paths;
 }
 
+/** Variation requests in flight at once for one page of products. */
+const VARIATION_CONCURRENCY = 4;
+
+/**
+ * The variations of each variable product of a page (an empty list for the others), fetched
+ * at most VARIATION_CONCURRENCY at a time. A failure rejects that product's promise only
+ * when it is awaited (no unhandled rejection in between).
+ */
+function fetchVariations(
+  client: WooClient,
+  page: Record<string, unknown>[],
+): Promise<Record<string, unknown>[]>[] {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  const slot = async () => {
+    if (running >= VARIATION_CONCURRENCY) await new Promise<void>((r) => waiting.push(r));
+    running++;
+  };
+  const release = () => {
+    running--;
+    waiting.shift()?.();
+  };
+  return page.map((product) => {
+    if (str(product.type) !== 'variable') return Promise.resolve([]);
+    const job = (async () => {
+      await slot();
+      try {
+        const all: Record<string, unknown>[] = [];
+        for await (const list of pages(client, `/products/${str(product.id)}/variations`))
+          all.push(...list);
+        return all;
+      } finally {
+        release();
+      }
+    })();
+    job.catch(() => {});
+    return job;
+  });
+}
+
 function mapContextOfState(ctx: SourceContext): WooMapContext {
   const saved = ctx.state.category_paths;
   return {
@@ -185,20 +225,19 @@ export const woocommerceSource: IntegrationSource = {
     ctx.setState({ ...ctx.state, currency, category_paths: Object.fromEntries(paths) });
     const context: WooMapContext = { currency, categoryPaths: paths };
     for await (const page of pages(client, '/products?orderby=id&order=asc')) {
-      for (const product of page) {
+      // A page's variable products have their variations read a few at a time, while the
+      // page is yielded in order: one request per variable product is WooCommerce's way.
+      const variations = fetchVariations(client, page);
+      for (const [i, product] of page.entries()) {
         const type = str(product.type);
         if (type === 'grouped') continue;
         if (type !== 'variable') {
           yield itemOfSimpleProduct(product, context);
           continue;
         }
-        let any = false;
-        for await (const variations of pages(client, `/products/${str(product.id)}/variations`))
-          for (const variation of variations) {
-            any = true;
-            yield itemOfVariation(product, variation, context);
-          }
-        if (!any)
+        const list = await variations[i]!;
+        for (const variation of list) yield itemOfVariation(product, variation, context);
+        if (list.length === 0)
           yield {
             kind: 'error',
             externalId: str(product.id) ?? null,
