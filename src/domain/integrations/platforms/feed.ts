@@ -209,12 +209,11 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
 /** A name for the columns of a record: which dialect they look like. */
 export function describeColumns(fields: RawFields): string {
   const has = (name: string) => name in fields;
-  if (has('is_eligible_search') || has('is_eligible_checkout'))
-    return 'OpenAI / ACP flat feed columns (current flag names)';
-  if (has('enable_search') || has('enable_checkout'))
-    return has('seller_name') && has('product_category')
-      ? 'OpenAI / ACP flat feed columns (as our own exports write them)'
-      : 'OpenAI / ACP flat feed columns';
+  const newer = has('is_eligible_search') || has('is_eligible_checkout');
+  const older = has('enable_search') || has('enable_checkout');
+  if (newer && older) return 'OpenAI / ACP flat feed columns (both flag names, as our exports)';
+  if (newer) return 'OpenAI / ACP flat feed columns (current flag names)';
+  if (older) return 'OpenAI / ACP flat feed columns';
   if (has('image_link') || has('google_product_category') || has('availability'))
     return 'Google Merchant Center columns';
   return 'columns of no known dialect (read by name)';
