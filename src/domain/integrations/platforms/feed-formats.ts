@@ -497,20 +497,23 @@ const xmlParser = new XMLParser({
 });
 
 const ITEM_START = /<((?:[A-Za-z_][\w.-]*:)?(?:item|entry|product))(?=[\s/>])/g;
+const ITEM_START_ANY = /<((?:[A-Za-z_][\w.-]*:)?(?:item|entry|product))(?=[\s/>])/;
 /** The longest single item we hold (a product with a very long description is far less). */
 const MAX_XML_ITEM_CHARS = 8 * 1024 * 1024;
 
 async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
   const decoder = new StringDecoder('utf8');
   let buffer = '';
+  /** Where the next item is looked for in `buffer` (what is before it is read). */
+  let from = 0;
   let position = 0;
   let sawRoot = false;
   let ended = false;
   const source = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
-    const cut = cutXmlItem(buffer);
+    const cut = cutXmlItem(buffer, from);
     if (cut) {
-      buffer = buffer.slice(cut.end);
+      from = cut.end;
       position++;
       if (cut.text === null) continue;
       let parsed: unknown;
@@ -526,12 +529,8 @@ async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
     }
     if (ended) break;
     const next = await source.next();
-    if (next.done) {
-      buffer += decoder.end();
-      ended = true;
-      continue;
-    }
-    const text = decoder.write(next.value);
+    const text = next.done ? decoder.end() : decoder.write(next.value);
+    if (next.done) ended = true;
     if (!sawRoot && /\S/.test(text)) {
       sawRoot = true;
       if (
@@ -542,15 +541,16 @@ async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
       )
         throw new FeedFormatError('the feed is not XML');
     }
-    buffer += text;
-    // Nothing of an item yet: what came before (the channel's head) is not needed.
-    ITEM_START.lastIndex = 0;
-    if (!ITEM_START.test(buffer) && buffer.length > 4096) buffer = buffer.slice(-256);
+    // Drop what is read; keep the tail of a channel head that holds no item yet, in case a
+    // start tag is cut between two chunks.
+    buffer = buffer.slice(from) + text;
+    from = 0;
+    if (buffer.length > 65536 && buffer.search(ITEM_START_ANY) < 0) buffer = buffer.slice(-256);
     if (buffer.length > MAX_XML_ITEM_CHARS)
       throw new FeedFormatError(`an XML item is over ${MAX_XML_ITEM_CHARS} characters`);
   }
   if (!sawRoot) throw new FeedFormatError('the feed is empty');
-  if (position === 0 && /<(?:rss|feed|channel)[\s>]/.test(buffer) === false && buffer.trim())
+  if (position === 0 && buffer.trim() !== '' && !/<(?:rss|feed|channel)[\s>]/.test(buffer))
     throw new FeedFormatError('the XML has no <item> or <entry> elements');
 }
 
@@ -559,31 +559,36 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The first whole item element in `text`: its tag, its text, and where it ends; null when
- * the item is not complete yet. CDATA sections and comments are skipped over, so an
- * `</item>` inside one does not end the item.
+ * The first whole item element in `text` from `from`: its tag, its text, and where it ends;
+ * null when the item is not complete yet. CDATA sections and comments are skipped over, so
+ * an `</item>` inside one does not end the item, and an `<item>` inside one is no item.
  */
-function cutXmlItem(text: string): { tag: string; text: string | null; end: number } | null {
-  ITEM_START.lastIndex = 0;
+function cutXmlItem(
+  text: string,
+  from: number,
+): { tag: string; text: string | null; end: number } | null {
+  ITEM_START.lastIndex = from;
   let match: RegExpExecArray | null;
   for (;;) {
     match = ITEM_START.exec(text);
     if (!match) return null;
-    // Skip a start tag inside a comment or CDATA section that precedes it.
-    const before = text.slice(0, match.index);
-    const openComment = before.lastIndexOf('<!--') > before.lastIndexOf('-->');
-    const openCdata = before.lastIndexOf('<![CDATA[') > before.lastIndexOf(']]>');
+    // A start tag inside a comment or CDATA section between the last item and this one.
+    const gap = text.slice(from, match.index);
+    const openComment = gap.lastIndexOf('<!--') > gap.lastIndexOf('-->');
+    const openCdata = gap.lastIndexOf('<![CDATA[') > gap.lastIndexOf(']]>');
     if (!openComment && !openCdata) break;
+    const close = text.indexOf(openComment ? '-->' : ']]>', match.index);
+    if (close < 0) return null;
+    ITEM_START.lastIndex = close;
   }
   const tag = match[1]!;
   const start = match.index;
   const close = `</${tag}`;
-  let i = start + match[0].length;
   // A self-closing item holds nothing.
-  const tagEnd = text.indexOf('>', i);
+  const tagEnd = text.indexOf('>', start + match[0].length);
   if (tagEnd < 0) return null;
   if (text[tagEnd - 1] === '/') return { tag, text: null, end: tagEnd + 1 };
-  i = tagEnd + 1;
+  let i = tagEnd + 1;
   for (;;) {
     const lt = text.indexOf('<', i);
     if (lt < 0) return null;
