@@ -54,6 +54,8 @@ export interface FeedRequest {
   headers: http.IncomingHttpHeaders;
   /** What was answered. */
   status: number;
+  /** Resolves when the answer's connection closes: true when the whole answer was sent. */
+  closed: Promise<boolean>;
 }
 
 export interface FeedServer {
@@ -139,6 +141,7 @@ export async function startFeedServer(t: Test): Promise<FeedServer> {
       path,
       headers: req.headers,
       status: 0,
+      closed: new Promise((resolve) => res.once('close', () => resolve(res.writableFinished))),
     };
     requests.push(record);
     const answer = (status: number, headers: Record<string, string | number>, body?: Buffer) => {
