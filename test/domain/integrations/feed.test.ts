@@ -1,8 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { createHttpClient } from '../../../src/net/http-client.js';
+import { readCatalogueProduct } from '../../../src/domain/catalogue/product.js';
+import {
+  dropForbiddenCharacters,
+  feedItemOf,
+  feedSettings,
+} from '../../../src/domain/feeds/record.js';
+import { formatMinorUnits } from '../../../src/domain/money.js';
+import { FEED_FORMATTERS } from '../../../pipeline/feed-formats.js';
+import { catalogueRow } from '../../support/catalogue.js';
 import { feedSource } from '../../../src/domain/integrations/platforms/feed.js';
 import { sniffFormat } from '../../../src/domain/integrations/platforms/feed-formats.js';
 import { type SourceContext, type SourceItem } from '../../../src/domain/integrations/source.js';
@@ -530,4 +540,124 @@ t.test('test(): the format, the dialect and the first item, or what went wrong',
     message: /holds no list of products/,
   });
   t.equal(server.count('/openai.csv'), 1);
+});
+
+/** Text as a merchant writes it: any Unicode but the characters XML forbids, no edge spaces. */
+const feedText = (maxLength: number) =>
+  fc
+    .string({ unit: 'grapheme', minLength: 1, maxLength })
+    .map((s) => dropForbiddenCharacters(s).trim())
+    .filter((s) => s.length > 0 && s.isWellFormed());
+
+const GTINS = ['4006381333931', '00012345600012', '5901234123457', '00360002914522'];
+
+/** A product our exports publish whole: active, with a brand and a stated availability. */
+const exportable = fc.record({
+  name: feedText(40),
+  description: fc.option(feedText(120), { nil: null }),
+  currency: fc.constantFrom('USD', 'EUR', 'JPY', 'KWD'),
+  minor: fc.integer({ min: 1, max: 10_000_000 }),
+  category: fc.option(
+    fc
+      .array(
+        feedText(12).filter((l) => !l.includes('>')),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((levels) => levels.join(' > ')),
+    { nil: null },
+  ),
+  images: fc.array(
+    fc.webUrl({ withQueryParameters: true }).filter((u) => !u.includes(',')),
+    { maxLength: 4 },
+  ),
+  attributes: fc.record(
+    {
+      brand: feedText(30),
+      availability: fc.constantFrom('in_stock', 'out_of_stock', 'preorder', 'backorder'),
+      url: fc.webUrl(),
+      gtin: fc.constantFrom(...GTINS),
+      mpn: feedText(20),
+      condition: fc.constantFrom('new', 'refurbished', 'used'),
+      inventory_quantity: fc.integer({ min: 0, max: 1000 }),
+      item_group_id: fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/),
+      color: feedText(20),
+      size: feedText(10),
+      material: feedText(20),
+      gender: fc.constantFrom('male', 'female', 'unisex'),
+      age_group: fc.constantFrom('newborn', 'infant', 'toddler', 'kids', 'adult'),
+      enable_search: fc.constant(false),
+      enable_checkout: fc.constant(true),
+    },
+    { requiredKeys: ['brand', 'availability'] },
+  ),
+});
+
+t.test('our own exports (JSON, CSV, XML) read back as the same products', async (t) => {
+  const server = await startFeedServer(t);
+  const settings = feedSettings('Roundtrip Store', 'https://store.example');
+  const meta = {
+    id: 'feed_rt',
+    name: 'All & <everything>',
+    storeName: 'Roundtrip Store',
+    storeUrl: 'https://store.example',
+  };
+  let run = 0;
+  type Sketch = typeof exportable extends fc.Arbitrary<infer T> ? T : never;
+  const roundtrip = async (sketches: Sketch[]) => {
+    const rows = sketches.map((p, i) =>
+      catalogueRow({
+        id: `P-${i}`,
+        name: p.name,
+        description: p.description,
+        price_minor: p.minor,
+        currency: p.currency,
+        category: p.category,
+        images: p.images,
+        attributes: p.attributes,
+      }),
+    );
+    const records = rows.map(
+      (row) =>
+        feedItemOf(readCatalogueProduct(row, { storeName: settings.storeName }), settings).record,
+    );
+    const expected = sketches.map((p, i) => ({
+      id: `P-${i}`,
+      name: p.name,
+      description: p.description,
+      price: formatMinorUnits(p.minor, p.currency),
+      currency: p.currency,
+      status: 'active',
+      category: p.category,
+      images: p.images,
+      attributes: { ...p.attributes },
+    }));
+    run++;
+    for (const format of ['json', 'csv', 'xml'] as const) {
+      const f = FEED_FORMATTERS[format];
+      const body = f.begin(meta) + f.records(records, true) + f.end(meta);
+      const path = `/export-${run}.${format}`;
+      server.set(path, body);
+      const items = await collect(context({ url: server.url(path) }));
+      t.same(errors(items), [], format);
+      const got = products(items);
+      if (!t.strictSame(got, expected, format))
+        throw new Error(`${format} differs: ${JSON.stringify(got)} ${JSON.stringify(expected)}`);
+    }
+  };
+  // Text that each format must escape, and entities that must be decoded once only.
+  await roundtrip([
+    {
+      name: '&copy; "Fish & chips", <b>bold</b>',
+      description: 'Line one\r\nline two ]]> &amp;amp; &#13; \u00e9\u0301 \u{1F600}\n\ttabbed',
+      currency: 'KWD',
+      minor: 1_234_567,
+      category: 'Food & Drink > "Fish"',
+      images: ['https://img.example.com/a.jpg?x=1&y=2', 'https://img.example.com/b.jpg'],
+      attributes: { brand: '<Brand> & Co', availability: 'in_stock', enable_checkout: true },
+    },
+  ]);
+  await fc.assert(
+    fc.asyncProperty(fc.array(exportable, { minLength: 1, maxLength: 6 }), roundtrip),
+    { numRuns: 40 },
+  );
 });
