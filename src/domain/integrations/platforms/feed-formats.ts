@@ -256,14 +256,18 @@ async function* readDelimited(body: Readable, delimiter: string): AsyncGenerator
     info: true,
   });
   parser.on('skip', (err: Error & { lines?: number }) => {
-    bad.push({ kind: 'bad', position: err.lines ?? 0, reason: err.message });
+    const position = err.lines ?? 0;
+    // csv-parse may report one line twice; a line is one bad record.
+    if (bad.at(-1)?.position !== position) bad.push({ kind: 'bad', position, reason: err.message });
   });
   pipeline(body, parser, () => {});
+  // Skips are reported as the parser meets them, ahead of the records it has buffered:
+  // each waits for its place by line number.
   for await (const row of parser as AsyncIterable<{
     record: Record<string, string>;
     info: { lines: number };
   }>) {
-    while (bad.length > 0) yield bad.shift()!;
+    while (bad.length > 0 && bad[0]!.position < row.info.lines) yield bad.shift()!;
     const fields: RawFields = {};
     for (const [name, value] of Object.entries(row.record))
       if (name !== '' && typeof value === 'string') fields[name] = value;
