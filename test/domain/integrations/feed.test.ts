@@ -661,3 +661,26 @@ t.test('our own exports (JSON, CSV, XML) read back as the same products', async 
     { numRuns: 40 },
   );
 });
+
+t.test('an image the API would refuse is left out; the product stays', async (t) => {
+  const server = await startFeedServer(t);
+  const long = `https://img.example.com/${'a'.repeat(2100)}.jpg`;
+  const csv = [
+    'id,title,price,image_link,additional_image_link',
+    `A,Shoe,10 USD,ftp://img.example.com/a.jpg,"https://img.example.com/b.jpg,${long},not a url,https://img.example.com/b.jpg"`,
+  ].join('\n');
+  const [item] = products(await read(server, '/img.csv', csv));
+  t.same(item!.images, ['https://img.example.com/b.jpg']);
+  const many = Array.from({ length: 30 }, (_, i) => `https://img.example.com/${i}.jpg`);
+  const json = JSON.stringify([
+    {
+      id: 'B',
+      title: 'Many',
+      price: '1 USD',
+      image_link: many[0],
+      additional_image_link: many.slice(1),
+    },
+  ]);
+  const [b] = products(await read(server, '/many.json', json));
+  t.same(b!.images, many.slice(0, 20), 'at most 20, in order');
+});

@@ -1,4 +1,5 @@
 import { AVAILABILITIES } from '../../catalogue/product.js';
+import { isHttpUrl } from '../../catalogue/url.js';
 import { isCurrency, MoneyError, toMinorUnits } from '../../money.js';
 import { LIMITS, PRODUCT_STATUSES } from '../../products/schemas.js';
 import type { SourceItem, SourceProduct } from '../source.js';
@@ -119,8 +120,9 @@ function saleApplies(fields: RawFields, now: Date): boolean {
   return true;
 }
 
-function isHttpLink(value: string): boolean {
-  return /^https?:\/\/[^\s]+$/i.test(value);
+/** An image the API takes (an image it would refuse is left out, not the product). */
+function isImageUrl(value: string): boolean {
+  return value.length <= LIMITS.url && isHttpUrl(value);
 }
 
 const STATUSES: ReadonlySet<string> = new Set(PRODUCT_STATUSES);
@@ -187,7 +189,7 @@ export function recordToItem(fields: RawFields, position: number, map: FeedMappi
     ...list(fields.images),
     ...list(fields.additional_image_link),
   ]) {
-    if (isHttpLink(url) && !images.includes(url)) images.push(url);
+    if (isImageUrl(url) && !images.includes(url)) images.push(url);
     if (images.length === LIMITS.images) break;
   }
   product.images = images;

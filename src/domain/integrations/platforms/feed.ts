@@ -153,6 +153,8 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
     res.discard();
     if (!conditional?.etag && !conditional?.last_modified)
       throw new SourceError('the feed URL answered 304 to a request that asked nothing', 'invalid');
+    // The validators stay what they were.
+    ctx.setState({ ...conditional });
     yield { kind: 'not_modified' };
     return;
   }
