@@ -684,3 +684,16 @@ t.test('an image the API would refuse is left out; the product stays', async (t)
   const [b] = products(await read(server, '/many.json', json));
   t.same(b!.images, many.slice(0, 20), 'at most 20, in order');
 });
+
+t.test('lossy fields: a long description is cut, a barcode that is no GTIN left out', async (t) => {
+  const server = await startFeedServer(t);
+  const long = '\u{1F600}'.repeat(5001);
+  const json = JSON.stringify([
+    { id: 'A', title: 'A', price: '1 USD', description: long, gtin: '4006381333932' },
+    { id: 'B', title: 'B', price: '1 USD', gtin: '4006381333931' },
+  ]);
+  const [a, b] = products(await read(server, '/lossy.json', json));
+  t.equal(a!.description, '\u{1F600}'.repeat(5000), '5000 characters (code points)');
+  t.notOk('gtin' in a!.attributes!, 'a bad check digit');
+  t.equal(b!.attributes!.gtin, '4006381333931');
+});
