@@ -4,6 +4,7 @@ import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
 import { distBenchmark } from './dist.js';
+import { feedSourceBenchmark } from './feed-source.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -14,4 +15,5 @@ export const benchmarks: Record<string, Benchmark> = {
   webhooks: webhooksBenchmark,
   pipeline: pipelineBenchmark,
   dist: distBenchmark,
+  'feed-source': feedSourceBenchmark,
 };

@@ -329,6 +329,9 @@ async function* readJson(body: Readable): AsyncGenerator<RawRecord> {
   scanner.finish();
 }
 
+/** Where a JSON string's content stops being plain: a quote or a backslash. */
+const STRING_STOP = /["\\]/g;
+
 /** Keys of a top-level object whose array holds the products. */
 const ARRAY_KEYS = new Set(['products', 'items', 'entries', 'data']);
 
@@ -373,11 +376,21 @@ export class JsonArrayScanner {
     const b = this.buffer;
     let i = this.at;
     for (; i < b.length; i++) {
-      const c = b.charCodeAt(i);
       if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === 0x5c) this.escaped = true;
-        else if (c === 0x22) {
+        if (this.escaped) {
+          this.escaped = false;
+          continue;
+        }
+        // The bulk of a feed is string content: jump to the next quote or backslash.
+        STRING_STOP.lastIndex = i;
+        const stop = STRING_STOP.exec(b);
+        if (!stop) {
+          i = b.length;
+          break;
+        }
+        i = stop.index;
+        if (b.charCodeAt(i) === 0x5c) this.escaped = true;
+        else {
           this.inString = false;
           if (this.rootIsObject && this.depth === 1 && this.stringStart >= 0)
             this.lastString = b.slice(this.stringStart, i);
@@ -391,6 +404,7 @@ export class JsonArrayScanner {
         }
         continue;
       }
+      const c = b.charCodeAt(i);
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
       if (this.ended) throw new FeedFormatError('the JSON goes on after its end');
       if (
