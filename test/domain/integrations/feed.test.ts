@@ -25,8 +25,8 @@ const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');
 function context(
   settings: Record<string, unknown>,
   saved: { state: Record<string, unknown> } = { state: {} },
+  controller = new AbortController(),
 ): SourceContext & { saved: { state: Record<string, unknown> } } {
-  const controller = new AbortController();
   let pending: Record<string, unknown> | undefined;
   return {
     integrationId: 'int_test',
@@ -696,4 +696,22 @@ t.test('lossy fields: a long description is cut, a barcode that is no GTIN left 
   t.equal(a!.description, '\u{1F600}'.repeat(5000), '5000 characters (code points)');
   t.notOk('gtin' in a!.attributes!, 'a bad check digit');
   t.equal(b!.attributes!.gtin, '4006381333931');
+});
+
+t.test('a stopped sync stops reading, and closes the connection', async (t) => {
+  const server = await startFeedServer(t);
+  server.generate('/big.csv', { bytes: 20 * 1024 * 1024 });
+  const controller = new AbortController();
+  const ctx = context({ url: server.url('/big.csv') }, { state: {} }, controller);
+  let read = 0;
+  await t.rejects(
+    (async () => {
+      for await (const item of feedSource.items(ctx)) {
+        if (item.kind === 'product' && ++read === 10) controller.abort();
+      }
+    })(),
+    { name: 'SourceError', message: 'the sync was stopped' },
+  );
+  t.equal(read, 10);
+  t.equal(await server.requests[0]!.closed, false, 'the rest of the feed was never sent');
 });
