@@ -13,7 +13,7 @@ import {
 import { formatMinorUnits } from '../../../src/domain/money.js';
 import { FEED_FORMATTERS } from '../../../pipeline/feed-formats.js';
 import { catalogueRow } from '../../support/catalogue.js';
-import { feedSource } from '../../../src/domain/integrations/platforms/feed.js';
+import { feedSource, readFeedSettings } from '../../../src/domain/integrations/platforms/feed.js';
 import { sniffFormat } from '../../../src/domain/integrations/platforms/feed-formats.js';
 import { type SourceContext, type SourceItem } from '../../../src/domain/integrations/source.js';
 import { startFeedServer, type FeedServer } from '../../support/feed-server.js';
@@ -714,4 +714,30 @@ t.test('a stopped sync stops reading, and closes the connection', async (t) => {
   );
   t.equal(read, 10);
   t.equal(await server.requests[0]!.closed, false, 'the rest of the feed was never sent');
+});
+
+t.test('readFeedSettings names the setting and the problem', async (t) => {
+  t.same(readFeedSettings({ url: ' https://x.example/f.csv ' }), {
+    url: 'https://x.example/f.csv',
+    maxBytes: 200 * 1024 * 1024,
+    format: undefined,
+    timeoutMs: 60_000,
+  });
+  t.match(readFeedSettings({ url: 'https://x', max_bytes: 10, format: 'xml', timeout_ms: 5 }), {
+    maxBytes: 10,
+    format: 'xml',
+    timeoutMs: 5,
+  });
+  for (const [settings, message] of [
+    [{}, /settings\.url is required/],
+    [{ url: 42 }, /settings\.url is required/],
+    [{ url: 'https://x', max_bytes: '5' }, /settings\.max_bytes must be a whole number/],
+    [{ url: 'https://x', max_bytes: 0 }, /settings\.max_bytes/],
+    [
+      { url: 'https://x', format: 'xlsx' },
+      /settings\.format must be csv, tsv, json, ndjson or xml/,
+    ],
+    [{ url: 'https://x', timeout_ms: 1.5 }, /settings\.timeout_ms/],
+  ] as const)
+    t.throws(() => readFeedSettings(settings), { name: 'SourceError', kind: 'invalid', message });
 });
