@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import t from 'tap';
+import { JsonArrayScanner } from '../../../src/domain/integrations/platforms/feed-json.js';
 import {
-  JsonArrayScanner,
   readRecords,
   type FeedFormat,
   type RawRecord,
