@@ -741,3 +741,17 @@ t.test('readFeedSettings names the setting and the problem', async (t) => {
   ] as const)
     t.throws(() => readFeedSettings(settings), { name: 'SourceError', kind: 'invalid', message });
 });
+
+t.test('a column given twice keeps both values (additional images in a TSV)', async (t) => {
+  const server = await startFeedServer(t);
+  const tsv = [
+    'id\ttitle\tprice\timage_link\tadditional_image_link\tadditional_image_link',
+    'A\tLamp\t30.00 USD\thttps://img.example.com/1.jpg\thttps://img.example.com/2.jpg\thttps://img.example.com/3.jpg',
+  ].join('\n');
+  const [lamp] = products(await read(server, '/twice.tsv', tsv));
+  t.same(lamp!.images, [
+    'https://img.example.com/1.jpg',
+    'https://img.example.com/2.jpg',
+    'https://img.example.com/3.jpg',
+  ]);
+});

@@ -192,6 +192,8 @@ async function* readDelimited(body: Readable, delimiter: string): AsyncGenerator
     relax_quotes: delimiter === '\t',
     skip_empty_lines: true,
     skip_records_with_error: true,
+    // A column given twice (additional_image_link, say) keeps every value.
+    group_columns_by_name: true,
     info: true,
   });
   parser.on('skip', (err: Error & { lines?: number }) => {
@@ -203,13 +205,13 @@ async function* readDelimited(body: Readable, delimiter: string): AsyncGenerator
   // Skips are reported as the parser meets them, ahead of the records it has buffered:
   // each waits for its place by line number.
   for await (const row of parser as AsyncIterable<{
-    record: Record<string, string>;
+    record: Record<string, string | string[]>;
     info: { lines: number };
   }>) {
     while (bad.length > 0 && bad[0]!.position < row.info.lines) yield bad.shift()!;
     const fields: RawFields = {};
     for (const [name, value] of Object.entries(row.record))
-      if (name !== '' && typeof value === 'string') fields[name] = value;
+      if (name !== '' && (typeof value === 'string' || Array.isArray(value))) fields[name] = value;
     yield { kind: 'record', position: row.info.lines, fields };
   }
   while (bad.length > 0) yield bad.shift()!;
