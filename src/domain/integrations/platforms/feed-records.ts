@@ -34,13 +34,21 @@ export const BOM = '\uFEFF';
 
 /** `g:price` -> `price`, `Image Link` -> `image_link`: one spelling for every dialect. */
 export function columnKey(name: string): string {
-  return name
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .replace(/^g:/i, '')
-    .toLowerCase()
-    .replace(/[\s-]+/g, '_');
+  // JSON and XML name every column of every record: the same few names, worked out once.
+  let key = KEYS.get(name);
+  if (key === undefined) {
+    key = name
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .replace(/^g:/i, '')
+      .toLowerCase()
+      .replace(/[\s-]+/g, '_');
+    if (KEYS.size < 4096) KEYS.set(name, key);
+  }
+  return key;
 }
+
+const KEYS = new Map<string, string>();
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
