@@ -9,6 +9,7 @@ import { analyticsImportBenchmark } from './analytics-import.js';
 import { reportsBenchmark } from './reports.js';
 import { syncBenchmark } from './sync.js';
 import { platformSourcesBenchmark } from './platform-sources.js';
+import { feedSourceBenchmark } from './feed-source.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -24,4 +25,5 @@ export const benchmarks: Record<string, Benchmark> = {
   reports: reportsBenchmark,
   sync: syncBenchmark,
   sources: platformSourcesBenchmark,
+  'feed-source': feedSourceBenchmark,
 };

@@ -69,6 +69,14 @@ export interface HttpClientOptions {
   /** Called before each retry: what failed and how long we wait. */
   onRetry?: (info: { url: string; attempt: number; waitMs: number; reason: string }) => void;
   userAgent?: string;
+  /**
+   * Host names (or IP literals) let through the guard although they are private: one intranet
+   * host an operator trusts, without ALLOW_PRIVATE_TARGETS opening every private address.
+   * Matched against each hop's host exactly (lower case); a redirect elsewhere is judged anew.
+   */
+  trustedHosts?: readonly string[];
+  /** The clock Retry-After dates are read against (default: the system clock). */
+  now?: () => Date;
 }
 
 export interface HttpClient {
@@ -86,11 +94,16 @@ const defaultSleep = (ms: number, signal?: AbortSignal) =>
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const sleep = options.sleep ?? defaultSleep;
   const backoff = options.backoffMs ?? 500;
-  const agentOptions = {
-    keepAlive: true,
-    lookup: guardedLookup({ allowPrivate: options.allowPrivate }),
+  const now = options.now ?? (() => new Date());
+  const trusted = new Set((options.trustedHosts ?? []).map((h) => h.toLowerCase()));
+  // The guard runs in the agents' lookup (the addresses connected to are the ones checked);
+  // trusted hosts get agents of their own that let private addresses through.
+  const makeAgents = (allowPrivate: boolean) => {
+    const agentOptions = { keepAlive: true, lookup: guardedLookup({ allowPrivate }) };
+    return { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const guarded = makeAgents(options.allowPrivate);
+  const open = trusted.size > 0 && !options.allowPrivate ? makeAgents(true) : guarded;
 
   async function request(req: HttpRequest): Promise<HttpResponse> {
     const method = req.method ?? 'GET';
@@ -103,13 +116,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         const res = await follow(req, method);
         const retryable = res.status >= 500 || res.status === 429;
         if (!retryable || attempt >= attempts) return res;
+        const after = parseRetryAfter(res.headers['retry-after'], now());
+        // Asked to wait longer than we would: the answer as it is (the caller says when next).
+        if (after !== undefined && after * 1000 > MAX_RETRY_WAIT_MS) return res;
         res.discard();
         reason = `HTTP ${res.status}`;
-        const after = parseRetryAfter(res.headers['retry-after'], new Date());
-        if (after !== undefined) {
-          if (after * 1000 > MAX_RETRY_WAIT_MS) return await follow(req, method);
-          waitMs = Math.max(waitMs, after * 1000);
-        }
+        if (after !== undefined) waitMs = Math.max(waitMs, after * 1000);
       } catch (err) {
         if (!(err instanceof HttpError) || attempt >= attempts) throw err;
         if (err.code !== 'timeout' && err.code !== 'network') throw err;
@@ -125,19 +137,33 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   }
 
   async function follow(req: HttpRequest, method: string): Promise<HttpResponse> {
-    let url = req.url;
+    let hopReq: HttpRequest = req;
     const maxRedirects = req.maxRedirects ?? 5;
     for (let hop = 0; ; hop++) {
-      const res = await once({ ...req, url }, method);
+      const res = await once(hopReq, method);
       const location = res.headers.location;
-      if (res.status < 300 || res.status >= 400 || !location || maxRedirects === 0) return res;
+      if (!REDIRECTS.has(res.status) || !location || maxRedirects === 0) return res;
       res.discard();
       if (hop >= maxRedirects)
         throw new HttpError('too_many_redirects', `more than ${maxRedirects} redirects`, req.url);
-      url = new URL(location, url).toString();
-      // A 303 (and, as browsers do, a 301/302 answering a POST) turns into a GET.
-      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST'))
+      let next: URL;
+      try {
+        next = new URL(location, hopReq.url);
+      } catch {
+        throw new HttpError('network', `a redirect to an invalid address: ${location}`, req.url);
+      }
+      const headers = { ...hopReq.headers };
+      // Credentials go to the origin they were given for, never to where it redirects.
+      if (next.origin !== new URL(hopReq.url).origin)
+        for (const name of Object.keys(headers)) if (SENSITIVE.test(name)) delete headers[name];
+      let body = hopReq.body;
+      // A 303 (and, as browsers do, a 301/302 answering a POST) turns into a GET, bodiless.
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
         method = 'GET';
+        body = undefined;
+        for (const name of Object.keys(headers)) if (/^content-/i.test(name)) delete headers[name];
+      }
+      hopReq = { ...hopReq, url: next.toString(), headers, body };
     }
   }
 
@@ -146,7 +172,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       let url: URL;
       try {
         url = parseTargetUrl(req.url);
-        checkAddress(hostOf(url), { allowPrivate: options.allowPrivate });
+        checkAddress(hostOf(url), {
+          allowPrivate: options.allowPrivate || trusted.has(hostOf(url).toLowerCase()),
+        });
       } catch (err) {
         return reject(new HttpError('refused', (err as Error).message, req.url));
       }
@@ -161,6 +189,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         ...req.headers,
       };
       if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
+      const agents = trusted.has(hostOf(url).toLowerCase()) ? open : guarded;
       const request = (isHttps ? https : http).request(url, {
         method,
         headers,
@@ -174,7 +203,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       });
       request.on('error', (err: NodeJS.ErrnoException) => reject(toHttpError(err, req.url)));
       request.on('response', (res) => {
+        // From here the body's own timeout (below) applies, not the wait for the headers.
+        request.setTimeout(0);
         const capped = new SizeCap(maxBytes, req.url);
+        // The cap (or a cut connection) can fail the body before anyone reads it: kept on the
+        // stream (a reader's next read throws it), never an uncaught 'error' event.
+        capped.on('error', () => {});
         res.setTimeout(timeoutMs, () =>
           res.destroy(
             new HttpError('timeout', `the answer stalled for ${timeoutMs / 1000} s`, req.url),
@@ -236,6 +270,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
   return { request };
 }
+
+/** Statuses that redirect (304 Not Modified is a 3xx that does not). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Request headers that carry credentials: dropped on a redirect to another origin. */
+const SENSITIVE = /^(authorization|proxy-authorization|cookie)$|token|secret|api-?key|signature/i;
 
 function toHttpError(err: NodeJS.ErrnoException, url: string): HttpError {
   if (err instanceof HttpError) return err;

@@ -40,8 +40,8 @@ export interface FeedFailure {
 /** A generated body of `bytes` bytes, streamed in chunks (an oversized feed). */
 export interface GeneratedFile {
   bytes: number;
-  /** Written over and over until `bytes` (default a CSV product line). */
-  line?: string;
+  /** Line `i` (from 1), written until `bytes` (default a CSV product line with id SKU-i). */
+  line?: (i: number) => string;
   /** First line (default a CSV header). */
   header?: string;
   /** Declare the length (Content-Length) or stream it chunked (default chunked). */
@@ -54,6 +54,8 @@ export interface FeedRequest {
   headers: http.IncomingHttpHeaders;
   /** What was answered. */
   status: number;
+  /** Resolves when the answer's connection closes: true when the whole answer was sent. */
+  closed: Promise<boolean>;
 }
 
 export interface FeedServer {
@@ -139,6 +141,7 @@ export async function startFeedServer(t: Test): Promise<FeedServer> {
       path,
       headers: req.headers,
       status: 0,
+      closed: new Promise((resolve) => res.once('close', () => resolve(res.writableFinished))),
     };
     requests.push(record);
     const answer = (status: number, headers: Record<string, string | number>, body?: Buffer) => {
@@ -217,27 +220,41 @@ export async function startFeedServer(t: Test): Promise<FeedServer> {
     };
 
     const sendGenerated = (big: GeneratedFile) => {
-      const header = Buffer.from(big.header ?? 'id,title,price\n');
-      const line = Buffer.from(big.line ?? 'SKU-1,A generated product,10.00 USD\n');
+      const header = big.header ?? 'id,title,price\n';
+      const line = big.line ?? ((i: number) => `SKU-${i},Generated product ${i},10.00 USD\n`);
       const headers: Record<string, string | number> = { 'content-type': typeOf(path) };
       if (big.declareLength) headers['content-length'] = big.bytes;
       record.status = 200;
       res.writeHead(200, headers);
       if (req.method === 'HEAD') return res.end();
       let sent = 0;
-      const block = Buffer.concat([
-        ...Array.from({ length: Math.max(1, Math.floor(65536 / line.length)) }, () => line),
-      ]);
+      let index = 0;
+      let closed = false;
+      res.on('close', () => (closed = true));
+      // Whole lines while they fit, then line ends: exactly `bytes`, every record complete.
+      const nextBlock = (): Buffer => {
+        let text = sent === 0 ? header : '';
+        let size = Buffer.byteLength(text);
+        while (size < 65536) {
+          const next = line(index + 1);
+          const length = Buffer.byteLength(next);
+          if (sent + size + length > big.bytes) break;
+          index++;
+          text += next;
+          size += length;
+        }
+        const block = Buffer.from(text);
+        if (block.length > 0) return block;
+        return Buffer.alloc(Math.min(65536, big.bytes - sent), '\n');
+      };
       const pump = () => {
-        while (sent < big.bytes) {
-          const piece = sent === 0 ? header : block;
-          const part = piece.subarray(0, big.bytes - sent);
-          sent += part.length;
-          if (!res.write(part)) return res.once('drain', pump);
+        while (sent < big.bytes && !closed) {
+          const block = nextBlock();
+          sent += block.length;
+          if (!res.write(block)) return void res.once('drain', pump);
         }
         res.end();
       };
-      res.on('close', () => (sent = big.bytes));
       pump();
     };
 

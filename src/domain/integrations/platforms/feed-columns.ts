@@ -1,4 +1,6 @@
 import { AVAILABILITIES } from '../../catalogue/product.js';
+import { isHttpUrl } from '../../catalogue/url.js';
+import { isValidGtin } from '../../fields.js';
 import { isCurrency, MoneyError, toMinorUnits } from '../../money.js';
 import { LIMITS, PRODUCT_STATUSES } from '../../products/schemas.js';
 import type { SourceItem, SourceProduct } from '../source.js';
@@ -109,6 +111,13 @@ function availabilityOf(text: string | undefined): string | undefined {
   return AVAILABILITY_ALIASES[key];
 }
 
+/** The text cut to `max` code points. */
+function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const points = Array.from(text);
+  return points.length <= max ? text : points.slice(0, max).join('').trimEnd();
+}
+
 /** Google's sale price applies when it is set and now is inside its effective dates. */
 function saleApplies(fields: RawFields, now: Date): boolean {
   const range = first(fields, 'sale_price_effective_date');
@@ -119,8 +128,9 @@ function saleApplies(fields: RawFields, now: Date): boolean {
   return true;
 }
 
-function isHttpLink(value: string): boolean {
-  return /^https?:\/\/[^\s]+$/i.test(value);
+/** An image the API takes (an image it would refuse is left out, not the product). */
+function isImageUrl(value: string): boolean {
+  return value.length <= LIMITS.url && isHttpUrl(value);
 }
 
 const STATUSES: ReadonlySet<string> = new Set(PRODUCT_STATUSES);
@@ -165,8 +175,9 @@ export function recordToItem(fields: RawFields, position: number, map: FeedMappi
   }
 
   const product: SourceProduct = { name, price: amount, currency };
+  // Lossy like the other platforms: a description past our limit is cut, not the product.
   const description = first(fields, 'description', 'summary', 'content');
-  product.description = description ?? null;
+  product.description = description === undefined ? null : cutText(description, LIMITS.description);
 
   const statusText = first(fields, 'status')?.toLowerCase();
   product.status =
@@ -187,7 +198,7 @@ export function recordToItem(fields: RawFields, position: number, map: FeedMappi
     ...list(fields.images),
     ...list(fields.additional_image_link),
   ]) {
-    if (isHttpLink(url) && !images.includes(url)) images.push(url);
+    if (isImageUrl(url) && !images.includes(url)) images.push(url);
     if (images.length === LIMITS.images) break;
   }
   product.images = images;
@@ -202,8 +213,10 @@ export function recordToItem(fields: RawFields, position: number, map: FeedMappi
     const value = first(fields, key);
     if (value !== undefined) attributes[key] = value.toLowerCase();
   }
+  // A barcode that is no GTIN (a bad check digit, an internal code) is left out, as the
+  // other platforms do: feeds carry many, and the product is good without it.
   const gtin = first(fields, 'gtin', 'upc', 'ean', 'isbn');
-  if (gtin !== undefined) attributes.gtin = gtin;
+  if (gtin !== undefined && isValidGtin(gtin)) attributes.gtin = gtin;
   const availability = availabilityOf(first(fields, 'availability'));
   if (availability !== undefined) attributes.availability = availability;
   const quantity = first(fields, 'inventory_quantity', 'quantity');

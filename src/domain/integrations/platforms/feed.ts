@@ -35,7 +35,7 @@ const ACCEPT =
   'text/csv, text/tab-separated-values, application/json, application/x-ndjson, ' +
   'application/xml;q=0.9, application/rss+xml;q=0.9, application/atom+xml;q=0.9, */*;q=0.5';
 
-interface FeedSettings {
+export interface FeedSettings {
   url: string;
   maxBytes: number;
   format: FeedFormat | undefined;
@@ -49,7 +49,11 @@ interface FeedState {
   last_modified?: string | null;
 }
 
-function readSettings(settings: Readonly<Record<string, unknown>>): FeedSettings {
+/**
+ * A feed integration's settings, checked: throws SourceError (`invalid`) naming the setting
+ * and the problem. The API may call it when an integration is created or changed.
+ */
+export function readFeedSettings(settings: Readonly<Record<string, unknown>>): FeedSettings {
   const url = settings.url;
   if (typeof url !== 'string' || url.trim() === '')
     throw new SourceError('settings.url is required: the address of the product feed', 'invalid');
@@ -145,7 +149,7 @@ async function openRecords(res: HttpResponse, settings: FeedSettings) {
 }
 
 async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
-  const settings = readSettings(ctx.settings);
+  const settings = readFeedSettings(ctx.settings);
   const state = ctx.state as FeedState;
   const conditional = state.url === settings.url ? state : undefined;
   const res = await fetchFeed(ctx, settings, conditional);
@@ -153,6 +157,8 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
     res.discard();
     if (!conditional?.etag && !conditional?.last_modified)
       throw new SourceError('the feed URL answered 304 to a request that asked nothing', 'invalid');
+    // The validators stay what they were.
+    ctx.setState({ ...conditional });
     yield { kind: 'not_modified' };
     return;
   }
@@ -209,12 +215,11 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
 /** A name for the columns of a record: which dialect they look like. */
 export function describeColumns(fields: RawFields): string {
   const has = (name: string) => name in fields;
-  if (has('is_eligible_search') || has('is_eligible_checkout'))
-    return 'OpenAI / ACP flat feed columns (current flag names)';
-  if (has('enable_search') || has('enable_checkout'))
-    return has('seller_name') && has('product_category')
-      ? 'OpenAI / ACP flat feed columns (as our own exports write them)'
-      : 'OpenAI / ACP flat feed columns';
+  const newer = has('is_eligible_search') || has('is_eligible_checkout');
+  const older = has('enable_search') || has('enable_checkout');
+  if (newer && older) return 'OpenAI / ACP flat feed columns (both flag names, as our exports)';
+  if (newer) return 'OpenAI / ACP flat feed columns (current flag names)';
+  if (older) return 'OpenAI / ACP flat feed columns';
   if (has('image_link') || has('google_product_category') || has('availability'))
     return 'Google Merchant Center columns';
   return 'columns of no known dialect (read by name)';
@@ -231,7 +236,7 @@ const FORMAT_NAMES: Record<FeedFormat, string> = {
 async function test(ctx: SourceContext): Promise<SourceTestResult> {
   let settings: FeedSettings;
   try {
-    settings = readSettings(ctx.settings);
+    settings = readFeedSettings(ctx.settings);
   } catch (err) {
     return { ok: false, message: (err as Error).message };
   }

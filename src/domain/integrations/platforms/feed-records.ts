@@ -1,0 +1,90 @@
+/**
+ * What every feed reader gives: raw records, the feed's own columns by a normalised name
+ * (feed-formats.ts reads them, feed-columns.ts maps them to products).
+ */
+
+export const FEED_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'xml'] as const;
+export type FeedFormat = (typeof FEED_FORMATS)[number];
+
+export function isFeedFormat(value: unknown): value is FeedFormat {
+  return typeof value === 'string' && (FEED_FORMATS as readonly string[]).includes(value);
+}
+
+/** A column's value: text, or several (repeated XML elements, JSON arrays). */
+export type FieldValue = string | string[];
+
+/** One record of the feed, by column name (lower case, prefix dropped). */
+export type RawFields = Record<string, FieldValue>;
+
+export type RawRecord =
+  /** `position`: the line (CSV, TSV, NDJSON) or the 1-based item number (JSON, XML). */
+  | { kind: 'record'; position: number; fields: RawFields }
+  /** A record the format itself could not read (a line that is not JSON, say). */
+  | { kind: 'bad'; position: number; reason: string };
+
+/** A problem with the whole feed (not one record): the run cannot go on. */
+export class FeedFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FeedFormatError';
+  }
+}
+
+export const BOM = '\uFEFF';
+
+/** `g:price` -> `price`, `Image Link` -> `image_link`: one spelling for every dialect. */
+export function columnKey(name: string): string {
+  // JSON and XML name every column of every record: the same few names, worked out once.
+  let key = KEYS.get(name);
+  if (key === undefined) {
+    key = name
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .replace(/^g:/i, '')
+      .toLowerCase()
+      .replace(/[\s-]+/g, '_');
+    if (KEYS.size < 4096) KEYS.set(name, key);
+  }
+  return key;
+}
+
+const KEYS = new Map<string, string>();
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON value as a column value: text, numbers and booleans written out; arrays of them. */
+function jsonFieldValue(value: unknown): FieldValue | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) {
+    const texts: string[] = [];
+    for (const v of value) {
+      const text = jsonFieldValue(v);
+      if (typeof text === 'string') texts.push(text);
+    }
+    return texts;
+  }
+  return undefined;
+}
+
+/** A JSON object as raw fields (nested `attributes` objects are lifted to the top). */
+export function jsonFields(value: Record<string, unknown>): RawFields {
+  const fields: RawFields = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (isObject(v)) {
+      // Our API's product shape keeps brand, url, gtin, ... in `attributes`.
+      if (name === 'attributes')
+        for (const [inner, iv] of Object.entries(v)) {
+          const text = jsonFieldValue(iv);
+          const key = columnKey(inner);
+          if (text !== undefined && !(key in fields)) fields[key] = text;
+        }
+      continue;
+    }
+    const text = jsonFieldValue(v);
+    if (text !== undefined) fields[columnKey(name)] = text;
+  }
+  return fields;
+}
