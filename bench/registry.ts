@@ -5,6 +5,7 @@ import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
 import { distBenchmark } from './dist.js';
 import { analyticsBenchmark } from './analytics.js';
+import { analyticsImportBenchmark } from './analytics-import.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -16,4 +17,5 @@ export const benchmarks: Record<string, Benchmark> = {
   pipeline: pipelineBenchmark,
   dist: distBenchmark,
   analytics: analyticsBenchmark,
+  'analytics-import': analyticsImportBenchmark,
 };

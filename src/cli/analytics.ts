@@ -3,7 +3,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { openStore } from '../db/store.js';
 import { AI_AGENTS, AI_AGENTS_SOURCE } from '../domain/analytics/agents.js';
 import { recordAccess } from '../domain/analytics/interactions.js';
-import { importLogs, type ImportSummary } from '../domain/analytics/log-import.js';
+import { importLogs, StoreError, type ImportSummary } from '../domain/analytics/log-import.js';
 import { resolvePublicPath } from '../http/discovery/policy.js';
 import { intFlag, parseVerbArgs, UsageError } from './args.js';
 import { createProgress } from './progress.js';
@@ -18,10 +18,11 @@ interface AnalyticsCommand {
   run(argv: string[]): Promise<number>;
 }
 
-const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [--batch N] [--json]
+const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [--batch N] [--dry-run] [--json]
       Reads CDN access logs into the analytics store: nginx combined (what the generated
       nginx config writes), Cloudflare Logpush http_requests NDJSON and CloudFront standard
-      logs (W3C), each recognised from its content, gzipped or not. Only requests for the
+      logs (W3C), each recognised from its content, gzipped or not; FILE - reads standard
+      input (zcat, aws s3 cp s3://bucket/key -). Only requests for the
       discovery tree count (the others are counted as skipped). Importing a file again adds
       nothing (the CDN's request id, or a hash of the line, is kept). Lines that cannot be read
       are counted and listed with their line numbers (the first 20); they never stop the run.
@@ -30,6 +31,8 @@ const importUsage = `  analytics import FILE... [--host HOST] [--prefix PATH] [-
       --prefix PATH  The tree is served under PATH on the CDN (/agentshelf): it is stripped
                      before a path is matched.
       --batch N      Records written per transaction (default 5000).
+      --dry-run      Reads and checks the files, stores nothing (imported: what would be
+                     offered to the store; duplicates are not looked up).
       --json         One JSON object: files, lines, imported, duplicates, skipped, bad (with
                      the first bad lines), by format, duration.
       Exit status 0 when every file was read (bad lines included), 1 when a file could not
@@ -115,13 +118,21 @@ async function runAgents(argv: string[]): Promise<number> {
 /** The discovery tree's paths: what the discovery server answers from the published files. */
 export function discoveryPathMatcher(prefix: string): (path: string) => boolean {
   const base = prefix.replace(/\/+$/, '');
+  // Logs ask for the same few thousand paths over and over: remember the answers.
+  const memo = new Map<string, boolean>();
   return (path) => {
+    const known = memo.get(path);
+    if (known !== undefined) return known;
     let p = path;
-    if (base) {
-      if (!p.startsWith(`${base}/`)) return false;
-      p = p.slice(base.length);
+    let answer: boolean;
+    if (base && !p.startsWith(`${base}/`)) answer = false;
+    else {
+      if (base) p = p.slice(base.length);
+      answer = p.startsWith('/') && !('error' in resolvePublicPath(p));
     }
-    return p.startsWith('/') && !('error' in resolvePublicPath(p));
+    if (memo.size >= 50_000) memo.clear();
+    memo.set(path, answer);
+    return answer;
   };
 }
 
@@ -130,6 +141,7 @@ async function runImport(argv: string[]): Promise<number> {
     host: { type: 'string' },
     prefix: { type: 'string' },
     batch: { type: 'string' },
+    'dry-run': { type: 'boolean' },
   });
   if (values.help) {
     console.log(importUsage);
@@ -148,14 +160,21 @@ async function runImport(argv: string[]): Promise<number> {
   try {
     await migrateToLatest(store.db);
     summary = await importLogs(positionals, {
-      sink: (records) => recordAccess(store.db, records, { currency: config.DEFAULT_CURRENCY }),
+      sink: values['dry-run']
+        ? (records) => Promise.resolve({ stored: records.length, duplicates: 0 })
+        : (records) => recordAccess(store.db, records, { currency: config.DEFAULT_CURRENCY }),
       isDiscoveryPath: discoveryPathMatcher(prefix),
+      stdin: process.stdin,
       batchSize,
       ...(values.host ? { host: values.host } : {}),
       ...(tty
         ? { onProgress: (done: number) => progress.update({ stage: 'import', done, total: 0 }) }
         : {}),
     });
+  } catch (err) {
+    if (!(err instanceof StoreError)) throw err;
+    console.error(`agentshelf analytics import: ${err.message}`);
+    return 1;
   } finally {
     if (tty) progress.clear();
     await store.close();

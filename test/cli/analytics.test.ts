@@ -3,11 +3,12 @@
  * processes, on a real SQLite file: what the fixtures (written as each CDN documents its logs)
  * store, that a second import adds nothing, and how bad input is reported.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { ROOT, runCli } from '../support/cli.js';
+import { MAIN, ROOT, runCli } from '../support/cli.js';
 
 const LOGS = path.join(ROOT, 'test/fixtures/logs');
 const FILES = [
@@ -112,6 +113,10 @@ t.test('the fixtures import once: 16 requests for the discovery tree, classified
   t.match(by('cloudfront', 'OAI-SearchBot'), [{ kind: 'search', status: 200 }]);
   t.match(by('cloudfront', 'meta-externalagent'), [{ operator: 'Meta', kind: 'training' }]);
   t.equal(by('cloudfront', 'GPTBot').length, 1, 'the repeated CloudFront request is stored once');
+  t.match(by('cloudflare', 'GPTBot'), [{ dedupe_key: 'cloudflare:8e7a1c2b3d4e5f60' }], 'RayID');
+  t.match(by('cloudfront', 'GPTBot'), [
+    { dedupe_key: 'cloudfront:SOX4xwn4XV6Q4rgb7XiVGOHms_BGlTAC4KyHmureZmBNrjGdRLiNIQ==' },
+  ]);
   t.equal(
     count((r) => r.kind === 'human'),
     3,
@@ -165,6 +170,25 @@ t.test('--host and --prefix choose which requests count', async (t) => {
     env,
   );
   t.match(JSON.parse(other.stdout), { imported: 0, skipped: 6 });
+});
+
+t.test('FILE - reads standard input, gzipped or not', async (t) => {
+  const dataDir = t.testdir();
+  const run = (input: Buffer) =>
+    spawnSync(process.execPath, [MAIN, 'analytics', 'import', '--json', '-'], {
+      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      input,
+      encoding: 'utf8',
+    });
+  const gz = run(fs.readFileSync(FILES[2]!));
+  t.equal(gz.status, 0, gz.stderr);
+  t.match(JSON.parse(gz.stdout), {
+    files: [{ file: '-', format: 'cloudflare', gzip: true }],
+    imported: 5,
+  });
+  const plain = run(fs.readFileSync(FILES[1]!));
+  t.match(JSON.parse(plain.stdout), { files: [{ gzip: false }], imported: 0, duplicates: 5 });
+  t.equal(rows(dataDir).length, 5);
 });
 
 t.test('bad input: a file of another format fails the run, the others are imported', async (t) => {

@@ -52,6 +52,14 @@ t.test('the binary migrates, seeds, serves both APIs, builds and stops cleanly',
   const seeded = run(['seed', '--demo']);
   t.equal(seeded.status, 0, seeded.stderr);
   t.match(seeded.stdout, /seeded the demo catalogue: \d+ products/);
+  // The AI agent table is data inside the bundle (src/domain/analytics/ai-agents.json).
+  const agents = run(['analytics', 'agents', '--json']);
+  t.equal(agents.status, 0, agents.stderr);
+  const table = JSON.parse(agents.stdout) as { agents: { name: string; operator: string }[] };
+  t.match(
+    table.agents.find((a) => a.name === 'GPTBot'),
+    { operator: 'OpenAI', kind: 'training' },
+  );
 
   const child = spawn(exe, ['serve'], {
     cwd: work,

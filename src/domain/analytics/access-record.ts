@@ -16,6 +16,11 @@ export interface AccessRecord {
   /** The `Signature-Agent` header, when the log carries it. */
   signatureAgent?: string | null;
   /**
+   * The request's Web Bot Auth signature was checked and held (analytics/web-bot-auth.ts):
+   * the server's own requests only; CDN logs carry no signatures.
+   */
+  verified?: boolean;
+  /**
    * What makes a re-import add nothing: the CDN's request id (Cloudflare RayID, CloudFront
    * x-edge-request-id) or a hash of the log line. Null for the server's own log.
    */

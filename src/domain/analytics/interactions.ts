@@ -111,7 +111,9 @@ export async function recordAccess(
   records: AccessRecord[],
   options: RecordOptions = {},
 ): Promise<RecordResult> {
-  const rows = records.map((r) => accessRow(r, classifyAgent(r.userAgent, r.signatureAgent)));
+  const rows = records.map((r) =>
+    accessRow(r, classifyAgent(r.userAgent, r.signatureAgent, r.verified)),
+  );
   return storeInteractions(db, rows, options);
 }
 

@@ -51,7 +51,11 @@ export function createParser(format: LogFormat): LineParser {
   }
 }
 
-/** A short stable hash of a line: the dedupe key of logs without a request id. */
+/**
+ * A short stable hash of a line: the dedupe key of logs without a request id. Every key is
+ * prefixed with its format (`cloudflare:<RayID>`, `cloudfront:<x-edge-request-id>`,
+ * `nginx:<hash>`), beside the events API's `event:<id>`.
+ */
 export function lineHash(format: LogFormat, line: string): string {
   return `${format}:${crypto.createHash('sha256').update(line).digest('base64url').slice(0, 32)}`;
 }
@@ -117,7 +121,12 @@ function parseNginx(line: string): LineResult {
   const request = unescapeNginx(m[4]!);
   const parts = request.split(' ');
   // A request line that is not "METHOD target PROTOCOL" (a probe, garbage) asked for no path.
-  const target = parts.length >= 2 && parts[1]!.startsWith('/') ? parts[1]! : null;
+  let target = parts.length >= 2 && parts[1]!.startsWith('/') ? parts[1]! : null;
+  if (!target && parts.length >= 2 && /^https?:\/\//i.test(parts[1]!)) {
+    // The absolute form (`GET http://host/path HTTP/1.1`, what a proxy is sent).
+    const rest = parts[1]!.replace(/^https?:\/\/[^/?#]*/i, '');
+    target = rest.startsWith('/') ? rest : '/';
+  }
   const q = target ? target.indexOf('?') : -1;
   const ua = m[8] === '-' || m[8] === '' ? null : unescapeNginx(m[8]!);
   return {
@@ -197,7 +206,7 @@ function parseCloudflare(line: string): LineResult {
       bytes: Number.isFinite(bytes) && bytes >= 0 ? bytes : 0,
       userAgent: ua === '' ? null : ua,
       signatureAgent: typeof sig === 'string' && sig !== '' ? sig : null,
-      dedupeKey: ray ?? lineHash('cloudflare', line),
+      dedupeKey: ray ? `cloudflare:${ray}` : lineHash('cloudflare', line),
       source: 'cloudflare',
     },
     host: typeof o.ClientRequestHost === 'string' ? o.ClientRequestHost : null,
@@ -265,7 +274,7 @@ function createCloudFrontParser(): LineParser {
           bytes: bytes && /^\d+$/.test(bytes) ? Number(bytes) : 0,
           userAgent: ua === null ? null : urlDecoded(ua),
           signatureAgent: null,
-          dedupeKey: id ?? lineHash('cloudfront', line),
+          dedupeKey: id ? `cloudfront:${id}` : lineHash('cloudfront', line),
           source: 'cloudfront',
         },
         host: get('x-host-header') ?? get('cs(Host)'),

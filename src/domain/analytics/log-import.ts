@@ -5,7 +5,7 @@
  * read is counted with its line number and never stops the import.
  */
 import fs from 'node:fs';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
 import type { AccessRecord } from './access-record.js';
@@ -57,12 +57,52 @@ export interface ImportOptions {
   batchSize?: number;
   /** Only requests for this host count (Cloudflare and CloudFront logs name it; nginx's not). */
   host?: string;
+  /** What `-` reads (the CLI passes process.stdin). */
+  stdin?: Readable;
   /** Called as lines are read (at most every 10,000 lines, and at the end of each file). */
   onProgress?: (linesRead: number) => void;
 }
 
 export const BAD_LINES_LISTED = 20;
+
+/**
+ * The store refused a batch: the import stops (the batches before it are stored, and importing
+ * the same files again adds only what is missing).
+ */
+export class StoreError extends Error {
+  constructor(
+    readonly file: string,
+    readonly afterLine: number,
+    override readonly cause: unknown,
+  ) {
+    super(`${file}: the store refused a batch near line ${afterLine}: ${(cause as Error).message}`);
+    this.name = 'StoreError';
+  }
+}
 const PROGRESS_EVERY = 10_000;
+
+/** A file (or `-`: standard input), and whether it starts with gzip's magic bytes. */
+async function openInput(
+  file: string,
+  stdin: Readable | undefined,
+): Promise<{ raw: Readable; gzip: boolean }> {
+  const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+  if (file !== '-') {
+    const gzip = isGzip(await head(file, 2));
+    return { raw: fs.createReadStream(file, { highWaterMark: 256 * 1024 }), gzip };
+  }
+  if (!stdin) throw new Error('no standard input');
+  // Peek at the first chunk, then hand on a stream that starts with it.
+  const chunks = stdin[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await chunks.next();
+  const head2 = first.done ? Buffer.alloc(0) : Buffer.from(first.value);
+  async function* all() {
+    if (head2.length > 0) yield head2;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next())
+      yield Buffer.from(next.value);
+  }
+  return { raw: Readable.from(all(), { objectMode: false }), gzip: isGzip(head2) };
+}
 
 /** The first bytes of a file (to tell gzip from text). */
 async function head(file: string, n: number): Promise<Buffer> {
@@ -76,18 +116,33 @@ async function head(file: string, n: number): Promise<Buffer> {
   }
 }
 
+/** Longest line kept; a longer one is a bad line (and is never held whole in memory). */
+export const MAX_LINE = 1024 * 1024;
+/** Stands for a line longer than MAX_LINE in what lines() yields. */
+const TOO_LONG = '\u0000too long';
+
 /** The lines of a stream, decoded as UTF-8, without their line ends. */
 async function* lines(stream: Readable): AsyncGenerator<string[]> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
+  let overlong = false;
   for await (const chunk of stream) {
-    const text = rest + decoder.write(chunk as Buffer);
-    const parts = text.split('\n');
+    const parts = (rest + decoder.write(chunk as Buffer)).split('\n');
     rest = parts.pop()!;
+    if (overlong && parts.length > 0) {
+      parts[0] = TOO_LONG; // the end of the line that was too long
+      overlong = false;
+    }
+    for (let i = 0; i < parts.length; i++) if (parts[i]!.length > MAX_LINE) parts[i] = TOO_LONG;
+    if (rest.length > MAX_LINE) {
+      overlong = true;
+      rest = '';
+    }
     yield parts;
   }
   rest += decoder.end();
-  if (rest !== '') yield [rest];
+  if (overlong) yield [TOO_LONG];
+  else if (rest !== '') yield [rest];
 }
 
 export async function importLogs(files: string[], options: ImportOptions): Promise<ImportSummary> {
@@ -109,6 +164,7 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
     duration_ms: 0,
   };
   let totalRead = 0;
+  let reported = 0;
   const host = options.host?.toLowerCase();
 
   for (const file of files) {
@@ -123,14 +179,15 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
       bad: 0,
     };
     summary.files.push(fileSummary);
+    let raw: Readable;
     try {
-      const magic = await head(file, 2);
-      fileSummary.gzip = magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+      const input = await openInput(file, options.stdin);
+      raw = input.raw;
+      fileSummary.gzip = input.gzip;
     } catch (err) {
       fileSummary.error = `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
       continue;
     }
-    const raw = fs.createReadStream(file, { highWaterMark: 256 * 1024 });
     const stream: Readable = fileSummary.gzip
       ? raw.pipe(zlib.createGunzip({ chunkSize: 256 * 1024 }))
       : raw;
@@ -140,7 +197,13 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
     let batch: AccessRecord[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const { stored, duplicates } = await options.sink(batch);
+      let result: { stored: number; duplicates: number };
+      try {
+        result = await options.sink(batch);
+      } catch (err) {
+        throw new StoreError(file, fileSummary.lines, err);
+      }
+      const { stored, duplicates } = result;
       batch = [];
       fileSummary.imported += stored;
       fileSummary.duplicates += duplicates;
@@ -150,6 +213,12 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
       for await (const chunk of lines(stream)) {
         for (let line of chunk) {
           n++;
+          if (line === TOO_LONG) {
+            fileSummary.bad++;
+            if (summary.bad_lines.length < BAD_LINES_LISTED)
+              summary.bad_lines.push({ file, line: n, reason: `longer than ${MAX_LINE} bytes` });
+            continue;
+          }
           if (line.endsWith('\r')) line = line.slice(0, -1);
           if (!parser) {
             if (line.trim() === '') continue;
@@ -181,16 +250,16 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
           if (batch.length >= batchSize) await flush();
         }
         if (fileSummary.error) break;
-        if (
-          options.onProgress &&
-          Math.floor((totalRead + n) / PROGRESS_EVERY) > Math.floor(totalRead / PROGRESS_EVERY)
-        )
-          options.onProgress(totalRead + n);
+        if (options.onProgress && totalRead + n - reported >= PROGRESS_EVERY) {
+          reported = totalRead + n;
+          options.onProgress(reported);
+        }
         fileSummary.lines = n;
       }
       fileSummary.lines = n;
       await flush();
     } catch (err) {
+      if (err instanceof StoreError) throw err;
       // A truncated gzip member or a read error ends this file; what was read is kept.
       await flush();
       const e = err as NodeJS.ErrnoException;

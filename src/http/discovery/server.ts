@@ -26,6 +26,10 @@ import {
 } from './file-cache.js';
 import { IpRateLimiter } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
+import {
+  createWebBotAuthVerifier,
+  type WebBotAuthOptions,
+} from '../../domain/analytics/web-bot-auth.js';
 
 export interface DiscoveryServerOptions {
   config: Config;
@@ -42,6 +46,8 @@ export interface DiscoveryServerOptions {
   flushMs?: number;
   /** Record each request as an analytics interaction (default true; benchmarks turn it off). */
   recordRequests?: boolean;
+  /** How Web Bot Auth signatures are checked (default: public key directories only). */
+  webBotAuth?: WebBotAuthOptions;
 }
 
 export interface DiscoveryServer {
@@ -96,7 +102,7 @@ export async function startDiscoveryServer(
   ) => {
     if (!recording) return;
     const signature = req.headers['signature-agent'];
-    requests.record({
+    const entry = {
       at,
       method: req.method ?? 'GET',
       path: urlPath,
@@ -105,8 +111,31 @@ export async function startDiscoveryServer(
       userAgent: req.headers['user-agent'] ?? null,
       signatureAgent: typeof signature === 'string' ? signature : null,
       dedupeKey: null,
-      source: 'server',
-    });
+      source: 'server' as const,
+    };
+    if (!entry.signatureAgent || !req.headers.signature || !req.headers['signature-input'])
+      return requests.record(entry);
+    // A signed browsing agent: recorded once its signature is checked (the answer has gone).
+    const checking = verifier
+      .verify({
+        method: entry.method,
+        url: req.url ?? urlPath,
+        protocol: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+        headers: req.headers,
+      })
+      .then(
+        (result) => requests.record({ ...entry, verified: result.verified }),
+        () => requests.record(entry),
+      )
+      .finally(() => verifying.delete(checking));
+    verifying.add(checking);
+  };
+  const verifier = createWebBotAuthVerifier(
+    options.webBotAuth ?? { allowPrivate: config.ALLOW_PRIVATE_TARGETS },
+  );
+  const verifying = new Set<Promise<void>>();
+  const settle = async () => {
+    while (verifying.size > 0) await Promise.all([...verifying]);
   };
 
   const sendError = (
@@ -245,7 +274,7 @@ export async function startDiscoveryServer(
     url: `http://${host}:${port}`,
     port,
     revalidate: () => cache.invalidate(),
-    flushRequests: () => requests.flush(),
+    flushRequests: () => settle().then(() => requests.flush()),
     recorded: () => ({ stored: requests.stored, dropped: requests.dropped }),
     close: () =>
       (closing ??= (async () => {
@@ -256,6 +285,7 @@ export async function startDiscoveryServer(
         const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
         await closed;
         clearTimeout(timer);
+        await settle();
         await requests.close();
       })()),
   };

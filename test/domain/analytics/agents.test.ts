@@ -22,6 +22,13 @@ const AI: [ua: string, agent: string, operator: string, kind: string][] = [
     'search',
   ],
   [
+    // The form OpenAI's bots page gives since 2026: a whole browser string, then the bot.
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36; compatible; OAI-SearchBot/1.3; +https://openai.com/searchbot',
+    'OAI-SearchBot',
+    'OpenAI',
+    'search',
+  ],
+  [
     'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)',
     'GPTBot',
     'OpenAI',

@@ -4,12 +4,18 @@ import zlib from 'node:zlib';
 import t from 'tap';
 import type { AccessRecord } from '../../../src/domain/analytics/access-record.js';
 import {
+  createParser,
   detectFormat,
   parseEdgeTimestamp,
   parseTimeLocal,
   unescapeNginx,
 } from '../../../src/domain/analytics/log-formats.js';
-import { importLogs, type AccessSink } from '../../../src/domain/analytics/log-import.js';
+import {
+  importLogs,
+  MAX_LINE,
+  StoreError,
+  type AccessSink,
+} from '../../../src/domain/analytics/log-import.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../../../test/fixtures/logs');
 const NGINX = path.join(FIXTURES, 'nginx-combined.log');
@@ -98,7 +104,9 @@ t.test('Cloudflare Logpush: the three timestamp encodings, plain and gzipped', a
   t.match(s.bad_lines[0]!.reason, /EdgeStartTimestamp/);
   t.match(s.bad_lines[1]!.reason, /not a JSON object/);
   t.match(s.bad_lines[2]!.reason, /EdgeResponseStatus/);
-  const byRay = Object.fromEntries([...m.rows.values()].map((r) => [r.dedupeKey, r]));
+  const byRay = Object.fromEntries(
+    [...m.rows.values()].map((r) => [r.dedupeKey!.replace(/^cloudflare:/, ''), r]),
+  );
   t.equal(byRay['8e7a1c2b3d4e5f60']!.at.toISOString(), '2026-11-24T10:15:32.000Z', 'RFC 3339');
   t.equal(byRay['8e7a1c2b3d4e5f61']!.at.toISOString(), '2026-11-24T10:15:33.000Z', 'unix seconds');
   t.equal(
@@ -144,10 +152,10 @@ t.test('CloudFront W3C, gzipped: #Fields, URL-encoded user agents, a duplicate',
     userAgent:
       'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)',
     signatureAgent: null,
-    dedupeKey: 'SOX4xwn4XV6Q4rgb7XiVGOHms_BGlTAC4KyHmureZmBNrjGdRLiNIQ==',
+    dedupeKey: 'cloudfront:SOX4xwn4XV6Q4rgb7XiVGOHms_BGlTAC4KyHmureZmBNrjGdRLiNIQ==',
     source: 'cloudfront',
   });
-  t.match(records[4]!.dedupeKey, /^cloudfront:/, 'no request id: a hash of the line');
+  t.match(records[4]!.dedupeKey, /^cloudfront:[\w-]{32}$/, 'no request id: a hash of the line');
 
   const other = memorySink();
   const s2 = await importLogs([CLOUDFRONT], {
@@ -198,6 +206,54 @@ t.test(
   },
 );
 
+t.test('a line too long to be a log line is bad, and not held in memory', async (t) => {
+  const nginx = fs.readFileSync(NGINX, 'utf8').split('\n');
+  const dir = t.testdir({
+    'long.log': [
+      nginx[0],
+      'x'.repeat(MAX_LINE * 3),
+      nginx[1],
+      `${'y'.repeat(MAX_LINE + 1)}`,
+      nginx[2],
+      '',
+    ].join('\n'),
+  });
+  const m = memorySink();
+  const s = await importLogs([path.join(dir, 'long.log')], {
+    sink: m.sink,
+    isDiscoveryPath: inTree,
+  });
+  t.match(s.files[0], { format: 'nginx', lines: 5, imported: 3, bad: 2 });
+  t.same(
+    s.bad_lines.map((b) => [b.line, b.reason]),
+    [
+      [2, `longer than ${MAX_LINE} bytes`],
+      [4, `longer than ${MAX_LINE} bytes`],
+    ],
+  );
+});
+
+t.test('a store that refuses a batch stops the import with the file and line', async (t) => {
+  let calls = 0;
+  const failing: AccessSink = async (records) => {
+    if (++calls === 2) throw new Error('SQLITE_FULL: database or disk is full');
+    return { stored: records.length, duplicates: 0 };
+  };
+  const err = await importLogs([NGINX], {
+    sink: failing,
+    isDiscoveryPath: inTree,
+    batchSize: 2,
+  }).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  t.type(err, StoreError);
+  t.match(
+    (err as Error).message,
+    /nginx-combined\.log: the store refused a batch near line \d+: SQLITE_FULL/,
+  );
+});
+
 t.test('detection and field parsers', async (t) => {
   t.equal(detectFormat('#Version: 1.0'), 'cloudfront');
   t.equal(detectFormat('{"RayID":"x"}'), 'cloudflare');
@@ -212,5 +268,9 @@ t.test('detection and field parsers', async (t) => {
   t.equal(parseEdgeTimestamp('2026-11-24'), null);
   t.equal(parseEdgeTimestamp(-1), null);
   t.equal(parseEdgeTimestamp(null), null);
+  const absolute = createParser('nginx').parse(
+    '192.0.2.1 - - [24/Nov/2026:10:00:00 +0000] "GET http://feeds.example.com/v1/index.json?x HTTP/1.1" 200 5 "-" "-"',
+  );
+  t.match(absolute, { record: { path: '/v1/index.json', userAgent: null } });
   t.equal(unescapeNginx('caf\\xC3\\xA9 \\x22x\\x22'), 'café "x"');
 });
