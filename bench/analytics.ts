@@ -18,7 +18,7 @@ import { storeInteractions } from '../src/domain/analytics/interactions.js';
 import { startDiscoveryServer } from '../src/http/discovery/server.js';
 import { prepareStore } from './api.js';
 import type { Benchmark } from './benchmark.js';
-import { fmt, load, median, startAgentshelf, table, verdict } from './support.js';
+import { fmt, median, startAgentshelf, table, verdict } from './support.js';
 
 const PRODUCTS = Number(process.env.BENCH_ANALYTICS_PRODUCTS ?? 1_000_000);
 const INTERACTIONS = Number(process.env.BENCH_ANALYTICS_INTERACTIONS ?? 10_000_000);
@@ -55,6 +55,15 @@ function prng(seed: number): () => number {
 /** Writes the interactions through the analytics store, 10,000 a transaction. */
 async function fill(env: Record<string, string>, brands: number): Promise<void> {
   const store = openStore(loadConfig(env));
+  const present = await store.db
+    .selectFrom('interactions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  if (process.env.BENCH_REUSE_STORE === '1' && Number(present?.n ?? 0) > 0) {
+    console.log(`reusing ${fmt(Number(present!.n))} interactions (BENCH_REUSE_STORE=1)`);
+    await store.close();
+    return;
+  }
   const random = prng(2026);
   const end = Date.UTC(
     new Date().getUTCFullYear(),
@@ -145,6 +154,47 @@ async function fill(env: Record<string, string>, brands: number): Promise<void> 
   }
 }
 
+/**
+ * 10 connections, each asking again as soon as it has its answer, for `seconds` (and at
+ * least until each has had 3 answers): every latency is kept, however long, so a slow
+ * endpoint shows its real p99 instead of a load generator's timeouts.
+ */
+async function measure(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      for (let n = 0; performance.now() < until || n < 3; n++) {
+        const t0 = performance.now();
+        try {
+          const res = await fetch(url, { headers });
+          await res.arrayBuffer();
+          latencies.push(performance.now() - t0);
+          if (res.status !== 200) errors++;
+        } catch {
+          // A kept-alive connection the server closed meanwhile: counted, asked again.
+          errors++;
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!;
+  return {
+    rps: latencies.length / ((performance.now() - started) / 1000),
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+  };
+}
+
 function period(days: number): string {
   const end = new Date();
   const start = new Date(end.getTime() - (days - 1) * DAY_MS);
@@ -167,28 +217,23 @@ async function endpoints(env: Record<string, string>, key: string): Promise<void
     for (const days of [30, 365]) {
       for (const p of paths) {
         const target = `${url}${p}${p.includes('?') ? '&' : '?'}${period(days)}`;
-        await load({ url: target, connections: 10, seconds: 1, headers });
-        const r = await load({
-          url: target,
-          connections: 10,
-          seconds: SECONDS,
-          headers,
-          pid: server.pid,
-        });
+        await measure(target, headers, 1);
+        const r = await measure(target, headers, SECONDS);
         rows.push([
           `${days} days`,
           p,
-          fmt(r.rps),
-          fmt(r.p99ms, 1),
+          fmt(r.rps, 1),
+          fmt(r.p50, 1),
+          fmt(r.p99, 1),
           r.errors,
-          verdict(r.p99ms < 50),
+          verdict(r.errors === 0 && r.p99 < 50),
         ]);
       }
     }
   } finally {
     await server.stop();
   }
-  table(['period', 'endpoint', 'req/s', 'p99 ms', 'errors', 'p99 < 50 ms'], rows);
+  table(['period', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'p99 < 50 ms'], rows);
 }
 
 async function wrk(url: string, seconds: number): Promise<{ rps: number; served: number }> {
