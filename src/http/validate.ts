@@ -62,8 +62,9 @@ function reasonOf(issue: z.core.$ZodIssue): string {
 export function toAppError(error: z.ZodError, place: InputPlace, input?: unknown): AppError {
   const issue = error.issues[0]!;
   // A union none of whose shapes fit (one event or a batch of them): report the problem of
-  // the shape the input came closest to (fewest problems), not "invalid input".
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+  // the shape the input came closest to (fewest problems), not "invalid input". Only for a
+  // whole body: a field's union (a price as number or string) keeps its own message.
+  if (issue.code === 'invalid_union' && issue.path.length === 0 && issue.errors.length > 0) {
     const closest = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
     if (closest.length > 0) {
       const issues = closest.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
