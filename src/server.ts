@@ -14,6 +14,7 @@ import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './domain/reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
+import { createDashboard } from './dashboard/app.js';
 import { RequestLog } from './http/discovery/request-log.js';
 import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
 import type { AppDeps } from './http/route.js';
@@ -140,7 +141,17 @@ export async function startServer(config: Config, options: StartOptions): Promis
     changes.subscribe('webhooksChanged', () => webhooks.nudge()),
   ];
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
+  // The merchant dashboard (/dashboard) beside the API, on the same port.
+  const api = app.callback();
+  const dashboard = createDashboard(deps).callback();
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    if (url === '/dashboard' || url.startsWith('/dashboard/') || url.startsWith('/dashboard?')) {
+      void dashboard(req, res);
+    } else {
+      void api(req, res);
+    }
+  });
   server.keepAliveTimeout = 5_000;
   try {
     await new Promise<void>((resolve, reject) => {

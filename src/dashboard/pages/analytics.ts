@@ -1,0 +1,3 @@
+import type { DashRoute } from '../app.js';
+
+export const analyticsPages: DashRoute[] = [];
