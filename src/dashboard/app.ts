@@ -99,11 +99,13 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     } catch (err) {
       const status = err instanceof AppError ? statusOf(err) : 500;
       if (status === 500) deps.logger.error({ err }, 'dashboard error');
-      const message = err instanceof AppError ? err.message : 'Something went wrong; see the server log.';
+      const message =
+        err instanceof AppError ? err.message : 'Something went wrong; see the server log.';
       renderTo(ctx, undefined)(
         status === 404 ? 'Not found' : 'Error',
         '',
-        html`<div class="error" role="alert">${message}</div><p><a href="/dashboard">Back to the dashboard</a></p>`,
+        html`<div class="error" role="alert">${message}</div>
+          <p><a href="/dashboard">Back to the dashboard</a></p>`,
         status,
       );
     }
@@ -123,13 +125,18 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
   });
 
   const signInForm = (error?: string) =>
-    html`<div class="box"><p>Sign in with an API key (the admin key <code>make run</code> printed, or any key: the dashboard shows and allows what its level allows).</p>
-${error ? html`<div class="error" role="alert">${error}</div>` : ''}
-<form method="post" action="/dashboard/sign-in">
-<label for="f-key">API key</label>
-<input id="f-key" name="key" type="password" autocomplete="off" required>
-<button type="submit">Sign in</button>
-</form></div>`;
+    html`<div class="box">
+      <p>
+        Sign in with an API key (the admin key <code>make run</code> printed, or any key: the
+        dashboard shows and allows what its level allows).
+      </p>
+      ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
+      <form method="post" action="/dashboard/sign-in">
+        <label for="f-key">API key</label>
+        <input id="f-key" name="key" type="password" autocomplete="off" required />
+        <button type="submit">Sign in</button>
+      </form>
+    </div>`;
 
   router.get('/dashboard/sign-in', (ctx) => {
     renderTo(ctx, undefined)('Sign in', '', signInForm());
@@ -158,7 +165,11 @@ ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
       renderTo(ctx, undefined)('Sign in', '', signInForm(err.message), 401);
       return;
     }
-    setCookie(ctx, signer.sign({ keyId: key.id, expires: now + SESSION_TTL_MS }), SESSION_TTL_MS / 1000);
+    setCookie(
+      ctx,
+      signer.sign({ keyId: key.id, expires: now + SESSION_TTL_MS }),
+      SESSION_TTL_MS / 1000,
+    );
     ctx.status = 303;
     ctx.redirect('/dashboard');
   });
@@ -219,7 +230,10 @@ ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
         render(
           'Not allowed',
           '',
-          html`<div class="error" role="alert">This ${who.viewer.level} key cannot do this; it needs ${LEVELS[route.permission]!.join(' or ')}.</div>`,
+          html`<div class="error" role="alert">
+            This ${who.viewer.level} key cannot do this; it needs
+            ${LEVELS[route.permission]!.join(' or ')}.
+          </div>`,
           403,
         );
         return;
@@ -242,7 +256,10 @@ ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
     renderTo(ctx, undefined)(
       'Form expired',
       '',
-      html`<div class="error" role="alert">The form was missing its security token or it did not match this session. Nothing was changed. Go back, reload the page and try again.</div>`,
+      html`<div class="error" role="alert">
+        The form was missing its security token or it did not match this session. Nothing was
+        changed. Go back, reload the page and try again.
+      </div>`,
       403,
     );
   }

@@ -25,40 +25,50 @@ export function page(options: {
 }): Html {
   const { viewer } = options;
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · ${options.storeName} · agentshelf</title>
-<link rel="stylesheet" href="${STYLESHEET_PATH}">
-<script src="${SCRIPT_PATH}" defer></script>
-</head>
-<body>
-<a class="skip" href="#content">Skip to content</a>
-<header class="top">
-<a class="brand" href="/dashboard">${options.storeName}</a>
-${
-  viewer
-    ? html`<nav class="main" aria-label="Main">${NAV.map(
-        ([href, label]) =>
-          html`<a href="${href}"${options.current === href ? html` aria-current="page"` : ''}>${label}</a>`,
-      )}</nav>
-<form class="inline" method="post" action="/dashboard/sign-out"><input type="hidden" name="csrf" value="${viewer.csrf}"><span class="muted">${viewer.level}</span> <button class="secondary" type="submit">Sign out</button></form>`
-      : ''
-}
-</header>
-<main id="content">
-<h1>${options.title}</h1>
-${options.body}
-</main>
-</body>
-</html>
-`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${options.title} · ${options.storeName} · agentshelf</title>
+        <link rel="stylesheet" href="${STYLESHEET_PATH}" />
+        <script src="${SCRIPT_PATH}" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#content">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/dashboard">${options.storeName}</a>
+          ${
+            viewer
+              ? html`<nav class="main" aria-label="Main">
+                    ${NAV.map(
+                      ([href, label]) =>
+                        html`<a
+                          href="${href}"
+                          ${options.current === href ? html` aria-current="page"` : ''}
+                          >${label}</a
+                        >`,
+                    )}
+                  </nav>
+                  <form class="inline" method="post" action="/dashboard/sign-out">
+                    <input type="hidden" name="csrf" value="${viewer.csrf}" /><span class="muted"
+                      >${viewer.level}</span
+                    >
+                    <button class="secondary" type="submit">Sign out</button>
+                  </form>`
+              : ''
+          }
+        </header>
+        <main id="content">
+          <h1>${options.title}</h1>
+          ${options.body}
+        </main>
+      </body>
+    </html> `;
 }
 
 /** A hidden CSRF field for a form. */
 export function csrfField(viewer: Viewer): Html {
-  return html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
+  return html`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
 }
 
 /** A labelled field with its error beside it. */
@@ -79,21 +89,47 @@ export function field(options: {
   const req = options.required ? html` required` : '';
   let control: Html;
   if (options.options) {
-    control = html`<select id="${id}" name="${options.name}"${invalid}>${options.options.map(
-      (o) => html`<option${o === (options.value ?? '') ? html` selected` : ''} value="${o}">${o || '(any)'}</option>`,
-    )}</select>`;
+    control = html`<select id="${id}" name="${options.name}" ${invalid}>
+      ${options.options.map(
+        (o) =>
+          html`<option${o === (options.value ?? '') ? html` selected` : ''} value="${o}">${o || '(any)'}</option>`,
+      )}
+    </select>`;
   } else if (options.textarea) {
-    control = html`<textarea id="${id}" name="${options.name}"${invalid}${req}>${options.value ?? ''}</textarea>`;
+    control = html`<textarea id="${id}" name="${options.name}" ${invalid}${req}>
+${options.value ?? ''}</textarea>`;
   } else {
-    control = html`<input id="${id}" name="${options.name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${invalid}${req}>`;
+    control = html`<input
+      id="${id}"
+      name="${options.name}"
+      type="${options.type ?? 'text'}"
+      value="${options.value ?? ''}"
+      ${invalid}${req}
+    />`;
   }
-  return html`<div class="field"><label for="${id}">${options.label}</label>${control}${
-    options.hint ? html`<div class="muted">${options.hint}</div>` : ''
-  }${options.error ? html`<p class="field-error" id="${errId}">${options.error}</p>` : ''}</div>`;
+  return html`<div class="field">
+    <label for="${id}">${options.label}</label>${control}${
+      options.hint ? html`<div class="muted">${options.hint}</div>` : ''
+    }${options.error ? html`<p class="field-error" id="${errId}">${options.error}</p>` : ''}
+  </div>`;
 }
 
 export function table(headers: string[], rows: Interpolation[][]): Html {
-  return html`<div class="scroll"><table><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead><tbody>${rows.map(
-    (r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`,
-  )}</tbody></table></div>`;
+  return html`<div class="scroll">
+    <table>
+      <thead>
+        <tr>
+          ${headers.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r) =>
+            html`<tr>
+              ${r.map((c) => html`<td>${c}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }

@@ -18,7 +18,9 @@ export class SessionSigner {
   private readonly key: Buffer;
 
   constructor(secret: Buffer) {
-    this.key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'agentshelf dashboard v1', 32));
+    this.key = Buffer.from(
+      hkdfSync('sha256', secret, Buffer.alloc(0), 'agentshelf dashboard v1', 32),
+    );
   }
 
   private mac(purpose: string, text: string): string {

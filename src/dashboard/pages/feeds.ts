@@ -1,5 +1,11 @@
 import type Koa from 'koa';
-import { createFeed, feedNotReady, findPublishedFeed, getFeed, listFeeds } from '../../domain/feeds/feeds.js';
+import {
+  createFeed,
+  feedNotReady,
+  findPublishedFeed,
+  getFeed,
+  listFeeds,
+} from '../../domain/feeds/feeds.js';
 import { FEED_FORMATS, FeedCreate } from '../../domain/feeds/schemas.js';
 import { PRODUCT_STATUSES } from '../../domain/products/schemas.js';
 import { FEED_CONTENT_TYPES, feedFilePath } from '../../domain/feeds/files.js';
@@ -16,41 +22,59 @@ const feedPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
 
 function createForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
   const errorOf = (name: string) =>
-    error && (error.field === name || error.field?.startsWith(`${name}.`)) ? error.message : undefined;
-  return html`<form class="box" method="post" action="${PATH}" novalidate>${csrfField(viewer)}
-<h2>Create a feed</h2>
-${error && !['name', 'format', 'filters'].some((n) => errorOf(n)) ? html`<div class="error" role="alert">${error.message}</div>` : ''}
-${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
-${field({ name: 'format', label: 'Format', value: values.format ?? 'json', options: FEED_FORMATS, error: errorOf('format') })}
-${field({ name: 'category', label: 'Only this category (and below)', value: values.category, error: errorOf('filters') })}
-${field({ name: 'status', label: 'Only products with status', value: values.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
-<button type="submit">Create feed</button>
-</form>`;
+    error && (error.field === name || error.field?.startsWith(`${name}.`))
+      ? error.message
+      : undefined;
+  return html`<form class="box" method="post" action="${PATH}" novalidate>
+    ${csrfField(viewer)}
+    <h2>Create a feed</h2>
+    ${error && !['name', 'format', 'filters'].some((n) => errorOf(n)) ? html`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
+    ${field({ name: 'format', label: 'Format', value: values.format ?? 'json', options: FEED_FORMATS, error: errorOf('format') })}
+    ${field({ name: 'category', label: 'Only this category (and below)', value: values.category, error: errorOf('filters') })}
+    ${field({ name: 'status', label: 'Only products with status', value: values.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
+    <button type="submit">Create feed</button>
+  </form>`;
 }
 
-async function renderList(ctx: Koa.Context, dash: Parameters<DashRoute['handler']>[1], form?: { values: Record<string, string>; error: AppError }) {
+async function renderList(
+  ctx: Koa.Context,
+  dash: Parameters<DashRoute['handler']>[1],
+  form?: { values: Record<string, string>; error: AppError },
+) {
   const query = queryOf(ctx);
-  const { limit, offset, ...filter } = parseInput(FeedListQueryString, { limit: '50', ...query }, 'query');
+  const { limit, offset, ...filter } = parseInput(
+    FeedListQueryString,
+    { limit: '50', ...query },
+    'query',
+  );
   const list = await listFeeds(dash.deps.db, filter, { limit, offset }, dash.deps.config.BASE_URL);
   dash.render(
     'Feeds',
     PATH,
     html`${canWrite(dash.viewer) ? createForm(dash.viewer, form?.values ?? {}, form?.error) : ''}
-<h2>Feeds</h2>
-${
-  list.feeds.length === 0
-    ? html`<div class="box"><p>No feeds yet.${canWrite(dash.viewer) ? ' Create one above: the pipeline generates it within a minute.' : ''}</p></div>`
-    : table(
-        ['Name', 'Format', 'State', 'Products', 'Last updated'],
-        list.feeds.map((f) => [
-          html`<a href="${feedPath(f.id)}">${f.name}</a><br><code class="muted">${f.id}</code>`,
-          f.format,
-          f.status,
-          f.product_count,
-          f.last_updated ?? 'not generated yet',
-        ]),
-      )
-}`,
+      <h2>Feeds</h2>
+      ${
+        list.feeds.length === 0
+          ? html`<div class="box">
+              <p>
+                No feeds
+                yet.${canWrite(dash.viewer) ? ' Create one above: the pipeline generates it within a minute.' : ''}
+              </p>
+            </div>`
+          : table(
+              ['Name', 'Format', 'State', 'Products', 'Last updated'],
+              list.feeds.map((f) => [
+                html`<a href="${feedPath(f.id)}">${f.name}</a><br /><code class="muted"
+                    >${f.id}</code
+                  >`,
+                f.format,
+                f.status,
+                f.product_count,
+                f.last_updated ?? 'not generated yet',
+              ]),
+            )
+      }`,
     form ? 422 : 200,
   );
 }
@@ -94,25 +118,53 @@ export const feedPages: DashRoute[] = [
       dash.render(
         f.name,
         PATH,
-        html`<div class="box"><dl>
-<dt>Id</dt><dd><code>${f.id}</code></dd>
-<dt>Format</dt><dd>${f.format}</dd>
-<dt>State</dt><dd>${f.status}${f.status === 'processing' && f.estimated_completion ? html` (expected by ${f.estimated_completion})` : ''}</dd>
-<dt>Products</dt><dd>${f.product_count}</dd>
-<dt>Generated</dt><dd>${f.generated_at ?? 'not yet: the pipeline generates it shortly; reload this page'}</dd>
-<dt>API address</dt><dd><code>${f.url}</code></dd>
-${f.last_error ? html`<dt>Last error</dt><dd class="field-error">${f.last_error.message} (${f.last_error.occurred_at})</dd>` : ''}
-</dl>
-${f.generated_at ? html`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
-</div>
-<h2>Diagnostics</h2>
-${
-  d
-    ? html`<p>${d.products} products checked at ${d.generated_at}: ${d.products_with_errors} with errors, ${d.products_with_warnings} with warnings.</p>
-${d.issues.length === 0 ? html`<p>No issues.</p>` : table(['Field', 'Problem', 'Severity', 'Products'], d.issues.map((i) => [i.field, i.problem, i.severity, i.count]))}`
-    : html`<p>No diagnostics until the feed is generated.</p>`
-}
-<p><a href="${PATH}">All feeds</a></p>`,
+        html`<div class="box">
+            <dl>
+              <dt>Id</dt>
+              <dd><code>${f.id}</code></dd>
+              <dt>Format</dt>
+              <dd>${f.format}</dd>
+              <dt>State</dt>
+              <dd>
+                ${f.status}${f.status === 'processing' && f.estimated_completion ? html` (expected by ${f.estimated_completion})` : ''}
+              </dd>
+              <dt>Products</dt>
+              <dd>${f.product_count}</dd>
+              <dt>Generated</dt>
+              <dd>
+                ${f.generated_at ?? 'not yet: the pipeline generates it shortly; reload this page'}
+              </dd>
+              <dt>API address</dt>
+              <dd><code>${f.url}</code></dd>
+              ${
+                f.last_error
+                  ? html`<dt>Last error</dt>
+                      <dd class="field-error">
+                        ${f.last_error.message} (${f.last_error.occurred_at})
+                      </dd>`
+                  : ''
+              }
+            </dl>
+            ${f.generated_at ? html`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
+          </div>
+          <h2>Diagnostics</h2>
+          ${
+            d
+              ? html`<p>
+                    ${d.products} products checked at ${d.generated_at}: ${d.products_with_errors}
+                    with errors, ${d.products_with_warnings} with warnings.
+                  </p>
+                  ${
+                    d.issues.length === 0
+                      ? html`<p>No issues.</p>`
+                      : table(
+                          ['Field', 'Problem', 'Severity', 'Products'],
+                          d.issues.map((i) => [i.field, i.problem, i.severity, i.count]),
+                        )
+                  }`
+              : html`<p>No diagnostics until the feed is generated.</p>`
+          }
+          <p><a href="${PATH}">All feeds</a></p>`,
       );
     },
   },

@@ -18,34 +18,51 @@ const PATH = '/dashboard/settings/api-keys';
 
 function createForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
   const errorOf = (name: string) => (error?.field === name ? error.reason : undefined);
-  return html`<form class="box" method="post" action="${PATH}">${csrfField(viewer)}
-<h2>Generate a key</h2>
-${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), hint: 'What the key is for, e.g. "ChatGPT connector"' })}
-${field({ name: 'level', label: 'Level', value: values.level ?? 'read_only', options: KEY_LEVELS, error: errorOf('level') })}
-${field({ name: 'plan', label: 'Plan', value: values.plan ?? '', options: ['', ...PLAN_NAMES], error: errorOf('plan'), hint: 'Empty: the default plan' })}
-<button type="submit">Generate key</button>
-</form>`;
+  return html`<form class="box" method="post" action="${PATH}">
+    ${csrfField(viewer)}
+    <h2>Generate a key</h2>
+    ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), hint: 'What the key is for, e.g. "ChatGPT connector"' })}
+    ${field({ name: 'level', label: 'Level', value: values.level ?? 'read_only', options: KEY_LEVELS, error: errorOf('level') })}
+    ${field({ name: 'plan', label: 'Plan', value: values.plan ?? '', options: ['', ...PLAN_NAMES], error: errorOf('plan'), hint: 'Empty: the default plan' })}
+    <button type="submit">Generate key</button>
+  </form>`;
 }
 
 async function renderKeys(
   dash: DashContext,
   query: Record<string, string>,
-  extra: { created?: { id: string; secret: string }; notice?: string; values?: Record<string, string>; error?: AppError },
+  extra: {
+    created?: { id: string; secret: string };
+    notice?: string;
+    values?: Record<string, string>;
+    error?: AppError;
+  },
   status = 200,
 ): Promise<void> {
   const { deps, viewer } = dash;
   const keys = await listApiKeys(deps.db);
   const rows = keys.map((k) => [
-    html`<code>${k.id}</code><br>${k.name ?? html`<span class="muted">unnamed</span>`}`,
+    html`<code>${k.id}</code><br />${k.name ?? html`<span class="muted">unnamed</span>`}`,
     k.level,
     html`${k.prefix}…${k.last4}`,
-    html`${k.plan}<br><span class="muted">${k.limits.per_minute}/min, burst ${k.limits.burst_per_10_seconds}/10 s, ${k.limits.monthly === null ? 'no monthly cap' : `${k.limits.monthly}/month`}</span>`,
-    html`${k.created_at}<br><span class="muted">last used ${k.last_used_at ?? 'never'}</span>`,
+    html`${k.plan}<br /><span class="muted"
+        >${k.limits.per_minute}/min, burst ${k.limits.burst_per_10_seconds}/10 s,
+        ${k.limits.monthly === null ? 'no monthly cap' : `${k.limits.monthly}/month`}</span
+      >`,
+    html`${k.created_at}<br /><span class="muted">last used ${k.last_used_at ?? 'never'}</span>`,
     k.revoked_at
       ? html`revoked ${k.revoked_at}`
       : k.id === viewer.keyId
         ? html`active (this session)`
-        : html`<form class="inline" method="post" action="${PATH}/${k.id}/revoke">${csrfField(viewer)}<button class="danger" type="submit" aria-label="Revoke ${k.name ?? k.id}">Revoke</button></form>`,
+        : html`<form class="inline" method="post" action="${PATH}/${k.id}/revoke">
+            ${csrfField(viewer)}<button
+              class="danger"
+              type="submit"
+              aria-label="Revoke ${k.name ?? k.id}"
+            >
+              Revoke
+            </button>
+          </form>`,
   ]);
   // The audit log, with the API's filters.
   let audit: Html;
@@ -53,13 +70,24 @@ async function renderKeys(
     const q = parseInput(AuditLogQueryString, { limit: '25', ...query }, 'query');
     await deps.audit?.flush();
     const log = await listAuditLog(deps.db, q);
-    audit = html`${log.entries.length === 0
-      ? html`<p>No requests match. Requests made with any key are listed here.</p>`
-      : table(
-          ['Time', 'Key', 'Request', 'Status', 'Client'],
-          log.entries.map((e) => [e.time, html`<code>${e.key_id}</code>`, html`${e.method} ${e.path}`, e.status, e.client_ip ?? '']),
-        )}
-<p class="muted">${log.pagination.total} entries${log.pagination.has_more ? html` · <a href="${PATH}?${new URLSearchParams({ ...query, offset: String(q.offset + q.limit) }).toString()}">older</a>` : ''}</p>`;
+    audit = html`${
+        log.entries.length === 0
+          ? html`<p>No requests match. Requests made with any key are listed here.</p>`
+          : table(
+              ['Time', 'Key', 'Request', 'Status', 'Client'],
+              log.entries.map((e) => [
+                e.time,
+                html`<code>${e.key_id}</code>`,
+                html`${e.method} ${e.path}`,
+                e.status,
+                e.client_ip ?? '',
+              ]),
+            )
+      }
+      <p class="muted">
+        ${log.pagination.total}
+        entries${log.pagination.has_more ? html` · <a href="${PATH}?${new URLSearchParams({ ...query, offset: String(q.offset + q.limit) }).toString()}">older</a>` : ''}
+      </p>`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     audit = html`<div class="error" role="alert">${err.message}</div>`;
@@ -68,25 +96,34 @@ async function renderKeys(
     'Settings › API keys',
     PATH,
     html`${extra.notice ? html`<div class="notice" role="status">${extra.notice}</div>` : ''}
-${
-  extra.created
-    ? html`<div class="notice" role="status"><p><strong>Your new key, shown this once.</strong> Copy it now: it is stored only as a hash and cannot be shown again.</p>
-<code class="secret" id="new-key">${extra.created.secret}</code>
-<button type="button" class="secondary" data-copy="new-key">Copy key</button></div>`
-    : ''
-}
-${createForm(viewer, extra.values ?? {}, extra.error)}
-<h2>Keys</h2>
-${table(['Key', 'Level', 'Secret', 'Plan and limits', 'Created', 'State'], rows)}
-<h2>Audit log</h2>
-<form class="box filters" method="get" action="${PATH}">
-<div>${field({ name: 'key_id', label: 'Key id', value: query.key_id })}</div>
-<div>${field({ name: 'status', label: 'Status', value: query.status, hint: '429 or 4xx' })}</div>
-<div>${field({ name: 'since', label: 'Since', value: query.since, hint: '2026-11-01' })}</div>
-<div>${field({ name: 'until', label: 'Until', value: query.until })}</div>
-<div><button type="submit">Filter</button></div>
-</form>
-${audit}`,
+      ${
+        extra.created
+          ? html`<div class="notice" role="status">
+              <p>
+                <strong>Your new key, shown this once.</strong> Copy it now: it is stored only as a
+                hash and cannot be shown again.
+              </p>
+              <code class="secret" id="new-key">${extra.created.secret}</code>
+              <button type="button" class="secondary" data-copy="new-key">Copy key</button>
+            </div>`
+          : ''
+      }
+      ${createForm(viewer, extra.values ?? {}, extra.error)}
+      <h2>Keys</h2>
+      ${table(['Key', 'Level', 'Secret', 'Plan and limits', 'Created', 'State'], rows)}
+      <h2>Audit log</h2>
+      <form class="box filters" method="get" action="${PATH}">
+        <div>${field({ name: 'key_id', label: 'Key id', value: query.key_id })}</div>
+        <div>
+          ${field({ name: 'status', label: 'Status', value: query.status, hint: '429 or 4xx' })}
+        </div>
+        <div>
+          ${field({ name: 'since', label: 'Since', value: query.since, hint: '2026-11-01' })}
+        </div>
+        <div>${field({ name: 'until', label: 'Until', value: query.until })}</div>
+        <div><button type="submit">Filter</button></div>
+      </form>
+      ${audit}`,
     status,
   );
 }
@@ -129,7 +166,11 @@ export const keyPages: DashRoute[] = [
     handler: async (ctx, dash) => {
       const key = await revokeApiKey(dash.deps.db, String(ctx.params.id), dash.deps.now());
       dash.deps.keyCache.invalidate();
-      await renderKeys(dash, {}, { notice: `Key ${key.id} is revoked: the next request with it is refused.` });
+      await renderKeys(
+        dash,
+        {},
+        { notice: `Key ${key.id} is revoked: the next request with it is refused.` },
+      );
     },
   },
 ];

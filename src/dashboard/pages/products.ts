@@ -34,31 +34,50 @@ function inputOf(form: Record<string, string>, creating: boolean): Record<string
     if (form[name]) input[name] = form[name];
   }
   const price = (form.price ?? '').trim();
-  if (creating || price !== '') input.price = price !== '' && Number.isFinite(Number(price)) ? Number(price) : price === '' ? undefined : price;
-  const images = (form.images ?? '').split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+  if (creating || price !== '')
+    input.price =
+      price !== '' && Number.isFinite(Number(price))
+        ? Number(price)
+        : price === ''
+          ? undefined
+          : price;
+  const images = (form.images ?? '')
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (images.length > 0 || !creating) input.images = images;
   return input;
 }
 
-function productForm(viewer: Viewer, action: string, values: Record<string, string>, error: AppError | undefined, creating: boolean): Html {
+function productForm(
+  viewer: Viewer,
+  action: string,
+  values: Record<string, string>,
+  error: AppError | undefined,
+  creating: boolean,
+): Html {
   const errorOf = (name: string) =>
-    error && (error.field === name || error.field?.startsWith(`${name}[`) || error.field?.startsWith(`${name}.`))
+    error &&
+    (error.field === name ||
+      error.field?.startsWith(`${name}[`) ||
+      error.field?.startsWith(`${name}.`))
       ? error.message
       : undefined;
   const known = ['id', 'name', 'description', 'price', 'currency', 'status', 'category', 'images'];
   const other = error && !known.some((k) => errorOf(k)) ? error.message : undefined;
-  return html`<form class="box" method="post" action="${action}" novalidate>${csrfField(viewer)}
-${other ? html`<div class="error" role="alert">${other}</div>` : error ? html`<div class="error" role="alert">Please correct the field marked below.</div>` : ''}
-${creating ? field({ name: 'id', label: 'Id (SKU)', value: values.id, error: errorOf('id'), hint: 'Optional: generated when empty' }) : ''}
-${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
-${field({ name: 'description', label: 'Description', value: values.description, error: errorOf('description'), textarea: true })}
-${field({ name: 'price', label: 'Price', value: values.price, error: errorOf('price'), required: true, hint: 'e.g. 79.99' })}
-${field({ name: 'currency', label: 'Currency', value: values.currency, error: errorOf('currency'), hint: 'ISO 4217, e.g. USD; empty: the store default' })}
-${field({ name: 'status', label: 'Status', value: values.status ?? 'active', options: PRODUCT_STATUSES, error: errorOf('status') })}
-${field({ name: 'category', label: 'Category', value: values.category, error: errorOf('category'), hint: 'e.g. Apparel > Shoes' })}
-${field({ name: 'images', label: 'Image URLs (one a line)', value: values.images, error: errorOf('images'), textarea: true })}
-<button type="submit">${creating ? 'Create product' : 'Save changes'}</button>
-</form>`;
+  return html`<form class="box" method="post" action="${action}" novalidate>
+    ${csrfField(viewer)}
+    ${other ? html`<div class="error" role="alert">${other}</div>` : error ? html`<div class="error" role="alert">Please correct the field marked below.</div>` : ''}
+    ${creating ? field({ name: 'id', label: 'Id (SKU)', value: values.id, error: errorOf('id'), hint: 'Optional: generated when empty' }) : ''}
+    ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
+    ${field({ name: 'description', label: 'Description', value: values.description, error: errorOf('description'), textarea: true })}
+    ${field({ name: 'price', label: 'Price', value: values.price, error: errorOf('price'), required: true, hint: 'e.g. 79.99' })}
+    ${field({ name: 'currency', label: 'Currency', value: values.currency, error: errorOf('currency'), hint: 'ISO 4217, e.g. USD; empty: the store default' })}
+    ${field({ name: 'status', label: 'Status', value: values.status ?? 'active', options: PRODUCT_STATUSES, error: errorOf('status') })}
+    ${field({ name: 'category', label: 'Category', value: values.category, error: errorOf('category'), hint: 'e.g. Apparel > Shoes' })}
+    ${field({ name: 'images', label: 'Image URLs (one a line)', value: values.images, error: errorOf('images'), textarea: true })}
+    <button type="submit">${creating ? 'Create product' : 'Save changes'}</button>
+  </form>`;
 }
 
 function valuesOf(p: Product): Record<string, string> {
@@ -90,7 +109,11 @@ export const productPages: DashRoute[] = [
       const query = queryOf(ctx);
       let body: Html;
       try {
-        const { limit, offset, ...filter } = parseInput(ProductListQueryString, { limit: '50', ...query }, 'query');
+        const { limit, offset, ...filter } = parseInput(
+          ProductListQueryString,
+          { limit: '50', ...query },
+          'query',
+        );
         const list = JSON.parse(
           (await listProductsJson(dash.deps.db, filter, { limit, offset })).toString('utf8'),
         ) as { products: Product[]; pagination: { total: number; has_more: boolean } };
@@ -98,20 +121,32 @@ export const productPages: DashRoute[] = [
           `${PATH}?${new URLSearchParams({ ...query, offset: String(Math.max(0, o)) }).toString()}`;
         body =
           list.products.length === 0
-            ? html`<div class="box"><p>No products${filter.category || filter.status ? ' match these filters' : ' yet'}.</p>${canWrite(dash.viewer) ? html`<p><a class="button" href="${PATH}/new">Add a product</a>, connect a store under Integrations, or import a file with <code>agentshelf import</code>.</p>` : ''}</div>`
+            ? html`<div class="box">
+                <p>
+                  No products${filter.category || filter.status ? ' match these filters' : ' yet'}.
+                </p>
+                ${canWrite(dash.viewer) ? html`<p><a class="button" href="${PATH}/new">Add a product</a>, connect a store under Integrations, or import a file with <code>agentshelf import</code>.</p>` : ''}
+              </div>`
             : html`${table(
-                ['Name', 'Price', 'Status', 'Category', 'Updated'],
-                list.products.map((p) => [
-                  html`<a href="${productPath(p.id)}">${p.name}</a><br><code class="muted">${p.id}</code>`,
-                  html`${p.price} ${p.currency}`,
-                  p.status,
-                  p.category ?? '',
-                  p.updated_at,
-                ]),
-              )}
-<div class="pager"><span>${offset + 1}–${offset + list.products.length} of ${list.pagination.total}</span>
-${offset > 0 ? html`<a href="${link(offset - limit)}">Previous</a>` : ''}
-${list.pagination.has_more ? html`<a href="${link(offset + limit)}">Next</a>` : ''}</div>`;
+                  ['Name', 'Price', 'Status', 'Category', 'Updated'],
+                  list.products.map((p) => [
+                    html`<a href="${productPath(p.id)}">${p.name}</a><br /><code class="muted"
+                        >${p.id}</code
+                      >`,
+                    html`${p.price} ${p.currency}`,
+                    p.status,
+                    p.category ?? '',
+                    p.updated_at,
+                  ]),
+                )}
+                <div class="pager">
+                  <span
+                    >${offset + 1}–${offset + list.products.length} of
+                    ${list.pagination.total}</span
+                  >
+                  ${offset > 0 ? html`<a href="${link(offset - limit)}">Previous</a>` : ''}
+                  ${list.pagination.has_more ? html`<a href="${link(offset + limit)}">Next</a>` : ''}
+                </div>`;
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         body = html`<div class="error" role="alert">${err.message}</div>`;
@@ -120,13 +155,19 @@ ${list.pagination.has_more ? html`<a href="${link(offset + limit)}">Next</a>` : 
         'Products',
         PATH,
         html`${canWrite(dash.viewer) ? html`<p><a class="button" href="${PATH}/new">Add a product</a></p>` : ''}
-<form class="box filters" method="get" action="${PATH}">
-<div>${field({ name: 'category', label: 'Category (and below)', value: query.category })}</div>
-<div>${field({ name: 'status', label: 'Status', value: query.status ?? '', options: ['', ...PRODUCT_STATUSES] })}</div>
-<div>${field({ name: 'limit', label: 'Per page', value: query.limit ?? '50', type: 'number' })}</div>
-<div><button type="submit">Filter</button></div>
-</form>
-${body}`,
+          <form class="box filters" method="get" action="${PATH}">
+            <div>
+              ${field({ name: 'category', label: 'Category (and below)', value: query.category })}
+            </div>
+            <div>
+              ${field({ name: 'status', label: 'Status', value: query.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
+            </div>
+            <div>
+              ${field({ name: 'limit', label: 'Per page', value: query.limit ?? '50', type: 'number' })}
+            </div>
+            <div><button type="submit">Filter</button></div>
+          </form>
+          ${body}`,
       );
     },
   },
@@ -145,7 +186,12 @@ ${body}`,
       const { deps, form } = dash;
       try {
         const input = parseInput(ProductCreate, inputOf(form, true), 'body');
-        const product = await createProduct(deps.db, input, { currency: deps.config.DEFAULT_CURRENCY }, deps.now());
+        const product = await createProduct(
+          deps.db,
+          input,
+          { currency: deps.config.DEFAULT_CURRENCY },
+          deps.now(),
+        );
         ctx.status = 303;
         ctx.redirect(`${productPath(product.id)}?created=1`);
       } catch (err) {
@@ -161,28 +207,49 @@ ${body}`,
     handler: async (ctx, dash) => {
       const p = await loadProduct(dash, idOf(ctx));
       const query = queryOf(ctx);
-      const notice = query.created ? 'Product created.' : query.saved ? 'Changes saved.' : undefined;
+      const notice = query.created
+        ? 'Product created.'
+        : query.saved
+          ? 'Changes saved.'
+          : undefined;
       dash.render(
         p.name,
         PATH,
         html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
-<div class="box"><dl>
-<dt>Id</dt><dd><code>${p.id}</code></dd>
-<dt>Price</dt><dd>${p.price} ${p.currency}</dd>
-<dt>Status</dt><dd>${p.status}</dd>
-<dt>Category</dt><dd>${p.category ?? '—'}</dd>
-<dt>Description</dt><dd>${p.description ?? '—'}</dd>
-<dt>Images</dt><dd>${p.images.length === 0 ? '—' : p.images.map((u) => html`<a href="${u}" rel="noreferrer">${u}</a><br>`)}</dd>
-<dt>Attributes</dt><dd><code>${JSON.stringify(p.attributes)}</code></dd>
-<dt>Updated</dt><dd>${p.updated_at}</dd>
-</dl></div>
-${
-  canWrite(dash.viewer)
-    ? html`<h2>Edit</h2>${productForm(dash.viewer, productPath(p.id), valuesOf(p), undefined, false)}
-<form method="post" action="${productPath(p.id)}/delete">${csrfField(dash.viewer)}<button class="danger" type="submit">Delete product</button></form>`
-    : ''
-}
-<p><a href="${PATH}">All products</a></p>`,
+          <div class="box">
+            <dl>
+              <dt>Id</dt>
+              <dd><code>${p.id}</code></dd>
+              <dt>Price</dt>
+              <dd>${p.price} ${p.currency}</dd>
+              <dt>Status</dt>
+              <dd>${p.status}</dd>
+              <dt>Category</dt>
+              <dd>${p.category ?? '—'}</dd>
+              <dt>Description</dt>
+              <dd>${p.description ?? '—'}</dd>
+              <dt>Images</dt>
+              <dd>
+                ${p.images.length === 0 ? '—' : p.images.map((u) => html`<a href="${u}" rel="noreferrer">${u}</a><br />`)}
+              </dd>
+              <dt>Attributes</dt>
+              <dd><code>${JSON.stringify(p.attributes)}</code></dd>
+              <dt>Updated</dt>
+              <dd>${p.updated_at}</dd>
+            </dl>
+          </div>
+          ${
+            canWrite(dash.viewer)
+              ? html`<h2>Edit</h2>
+                  ${productForm(dash.viewer, productPath(p.id), valuesOf(p), undefined, false)}
+                  <form method="post" action="${productPath(p.id)}/delete">
+                    ${csrfField(dash.viewer)}<button class="danger" type="submit">
+                      Delete product
+                    </button>
+                  </form>`
+              : ''
+          }
+          <p><a href="${PATH}">All products</a></p>`,
       );
     },
   },
@@ -204,7 +271,9 @@ ${
         dash.render(
           p.name,
           PATH,
-          html`<h2>Edit</h2>${productForm(dash.viewer, productPath(id), form, err, false)}<p><a href="${productPath(id)}">Cancel</a></p>`,
+          html`<h2>Edit</h2>
+            ${productForm(dash.viewer, productPath(id), form, err, false)}
+            <p><a href="${productPath(id)}">Cancel</a></p>`,
           422,
         );
       }

@@ -1,0 +1,245 @@
+import t from 'tap';
+import { productBody, startTestServer } from '../support/server.js';
+import { signInDashboard } from '../support/dashboard.js';
+import { HOSTILE_NAMES } from '../support/reports.js';
+
+t.test('every answer is no-store, under a strict CSP, nosniff', async (t) => {
+  const s = await startTestServer(t);
+  const admin = await signInDashboard(s, s.keys.admin);
+  for (const path of ['/dashboard/sign-in', '/dashboard/products', '/dashboard/nowhere']) {
+    const res = path === '/dashboard/sign-in' ? await fetch(s.url + path) : await admin.get(path);
+    t.equal(res.headers.get('cache-control'), 'no-store', path);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    t.match(csp, /default-src 'none'/, path);
+    t.match(csp, /frame-ancestors 'none'/, path);
+    t.notMatch(csp, /unsafe-inline/, path);
+    t.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
+  }
+  const page = (await admin.get('/dashboard/products')).text;
+  t.notMatch(page, /style="/, 'no inline style attributes');
+  t.notMatch(page, /<script>/, 'no inline script');
+});
+
+t.test(
+  'the session cookie: HttpOnly, SameSite=Strict, holds the key id, never the key',
+  async (t) => {
+    const s = await startTestServer(t);
+    const res = await fetch(`${s.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key: s.keys.read_only }).toString(),
+      redirect: 'manual',
+    });
+    t.equal(res.status, 303);
+    const set = res.headers.get('set-cookie') ?? '';
+    t.match(set, /HttpOnly/);
+    t.match(set, /SameSite=Strict/);
+    t.notMatch(set, /Secure/, 'not Secure over http');
+    t.notOk(set.includes(s.keys.read_only), 'the key is not in the cookie');
+    t.match(set, /agentshelf_session=key_/);
+    // Forged: the same id with another signature, or a changed id.
+    const value = set.split(';')[0]!;
+    const forged = value.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const r = await fetch(`${s.url}/dashboard/products`, {
+      headers: { cookie: forged },
+      redirect: 'manual',
+    });
+    t.equal(r.status, 303);
+    t.equal(r.headers.get('location'), '/dashboard/sign-in');
+    // Not signed in at all.
+    const anon = await fetch(`${s.url}/dashboard/settings/api-keys`, { redirect: 'manual' });
+    t.equal(anon.status, 303);
+  },
+);
+
+t.test('Secure cookie when BASE_URL is https', async (t) => {
+  const s = await startTestServer(t, { BASE_URL: 'https://shop.example.com' });
+  const res = await fetch(`${s.url}/dashboard/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ key: s.keys.admin }).toString(),
+    redirect: 'manual',
+  });
+  t.match(res.headers.get('set-cookie') ?? '', /; Secure/);
+});
+
+t.test(
+  'a form posted without its CSRF token, or with another session’s, is 403 and changes nothing',
+  async (t) => {
+    const s = await startTestServer(t);
+    const rw = await signInDashboard(s, s.keys.read_write);
+    const other = await signInDashboard(s, s.keys.admin);
+    const fields = { name: 'Posted', price: '10' };
+    const missing = await rw.post('/dashboard/products', fields, { csrf: null });
+    t.equal(missing.status, 403);
+    t.match(missing.text, /Nothing was changed/);
+    const foreign = await rw.post('/dashboard/products', fields, { csrf: await other.csrf() });
+    t.equal(foreign.status, 403);
+    const keyForm = await other.post(
+      '/dashboard/settings/api-keys',
+      { level: 'admin' },
+      { csrf: 'x' },
+    );
+    t.equal(keyForm.status, 403);
+    t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 0, 'no product made');
+    t.equal((await s.request('GET', '/v1/api-keys')).body.api_keys.length, 3, 'no key made');
+    // With the token it works.
+    const ok = await rw.post('/dashboard/products', fields);
+    t.equal(ok.status, 303);
+    t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 1);
+  },
+);
+
+t.test('a read_only session cannot write; read_write cannot manage keys', async (t) => {
+  const s = await startTestServer(t);
+  const created = await s.request('POST', '/v1/products', { body: productBody({ id: 'p1' }) });
+  t.equal(created.status, 201);
+  const ro = await signInDashboard(s, s.keys.read_only);
+  const list = await ro.get('/dashboard/products');
+  t.equal(list.status, 200);
+  t.match(list.text, /Trail Shoe/);
+  t.notMatch(list.text, /Add a product/, 'no write forms for read_only');
+  const page = await ro.get('/dashboard/products/p1');
+  t.notMatch(page.text, /Delete product/);
+  const csrf = await ro.csrf();
+  for (const [path, fields] of [
+    ['/dashboard/products', { name: 'Nope', price: '1' }],
+    ['/dashboard/products/p1', { name: 'Renamed', price: '1' }],
+    ['/dashboard/products/p1/delete', {}],
+    ['/dashboard/feeds', { name: 'F', format: 'json' }],
+    ['/dashboard/settings/api-keys', { level: 'admin' }],
+  ] as const) {
+    const res = await ro.post(path, fields, { csrf });
+    t.equal(res.status, 403, path);
+  }
+  const after = await s.request('GET', '/v1/products/p1');
+  t.equal(after.body.name, 'Trail Shoe', 'unchanged');
+  t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 1);
+  t.equal((await s.request('GET', '/v1/feeds')).body.feeds.length, 0);
+  const rw = await signInDashboard(s, s.keys.read_write);
+  t.equal((await rw.get('/dashboard/settings/api-keys')).status, 403);
+  t.equal((await rw.post('/dashboard/settings/api-keys', { level: 'admin' })).status, 403);
+  t.equal((await s.request('GET', '/v1/api-keys')).body.api_keys.length, 3);
+});
+
+t.test('a revoked key’s session is signed out on its next request', async (t) => {
+  const s = await startTestServer(t);
+  const key = await s.createKey('read_write');
+  const dash = await signInDashboard(s, key.secret);
+  t.equal((await dash.get('/dashboard/products')).status, 200);
+  t.equal((await s.request('DELETE', `/v1/api-keys/${key.id}`)).status, 200);
+  const res = await dash.get('/dashboard/products');
+  t.equal(res.status, 303);
+  t.equal(res.headers.get('location'), '/dashboard/sign-in');
+  t.match(res.headers.get('set-cookie') ?? '', /Max-Age=0/, 'the cookie is cleared');
+  // And signing in again with it is refused.
+  const again = await fetch(`${s.url}/dashboard/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ key: key.secret }).toString(),
+    redirect: 'manual',
+  });
+  t.equal(again.status, 401);
+  t.match(await again.text(), /revoked/);
+});
+
+t.test('a key generated in the dashboard is shown once; revoking it works', async (t) => {
+  const s = await startTestServer(t);
+  const admin = await signInDashboard(s, s.keys.admin);
+  const res = await admin.post('/dashboard/settings/api-keys', {
+    name: 'Connector',
+    level: 'read_only',
+    plan: '',
+  });
+  t.equal(res.status, 201);
+  const secret = /id="new-key">([^<]+)</.exec(res.text)?.[1];
+  t.ok(secret, 'the secret is on the page');
+  const keys = (await s.request('GET', '/v1/api-keys')).body.api_keys as {
+    id: string;
+    name: string;
+  }[];
+  const made = keys.find((k) => k.name === 'Connector')!;
+  t.ok(made);
+  t.equal((await s.request('GET', '/v1/products', { key: secret! })).status, 200, 'the key works');
+  const list = await admin.get('/dashboard/settings/api-keys');
+  t.notOk(list.text.includes(secret!), 'never shown again');
+  const bad = await admin.post('/dashboard/settings/api-keys', {
+    name: 'x'.repeat(101),
+    level: 'read_only',
+  });
+  t.equal(bad.status, 422);
+  t.match(bad.text, /field-error/);
+  const revoked = await admin.post(`/dashboard/settings/api-keys/${made.id}/revoke`, {});
+  t.equal(revoked.status, 200);
+  t.equal((await s.request('GET', '/v1/products', { key: secret! })).status, 401);
+});
+
+t.test('hostile product names are escaped on every page that shows them', async (t) => {
+  const s = await startTestServer(t);
+  const ids: string[] = [];
+  for (const [i, name] of HOSTILE_NAMES.entries()) {
+    const res = await s.request('POST', '/v1/products', {
+      body: productBody({ id: `h${i}`, name, description: name }),
+    });
+    t.equal(res.status, 201, name);
+    ids.push(`h${i}`);
+  }
+  await s.request('POST', '/v1/feeds', { body: { name: HOSTILE_NAMES[0], format: 'json' } });
+  const dash = await signInDashboard(s, s.keys.admin);
+  const pages = [
+    '/dashboard/products',
+    '/dashboard/feeds',
+    ...ids.map((id) => `/dashboard/products/${id}`),
+    `/dashboard/products?category=${encodeURIComponent('<script>x</script>')}`,
+  ];
+  for (const path of pages) {
+    const res = await dash.get(path);
+    t.equal(res.status, 200, path);
+    t.notMatch(res.text, /<script>document/, `${path}: no raw script`);
+    t.notMatch(res.text, /<img src="http:\/\/127/, `${path}: no raw img`);
+    t.notMatch(res.text, /<script>x/, `${path}: query echoed escaped`);
+  }
+  const list = (await dash.get('/dashboard/products')).text;
+  t.match(list, /&lt;script&gt;document.title=&quot;pwned&quot;&lt;\/script&gt;/);
+  t.match(list, /Quote &quot; and apostrophe &#39; &amp; ampersand/);
+  t.ok(list.includes('Emoji 👟🔥 trail shoe'), 'emoji kept');
+  t.ok(list.includes('נעל ריצה'), 'right-to-left text kept');
+  const edit = (await dash.get('/dashboard/products/h0')).text;
+  t.match(
+    edit,
+    /value="&lt;script&gt;document.title=&quot;pwned&quot;&lt;\/script&gt;"/,
+    'escaped in the form value',
+  );
+});
+
+t.test('products: field errors beside the field from the API’s validation', async (t) => {
+  const s = await startTestServer(t);
+  const dash = await signInDashboard(s, s.keys.read_write);
+  const res = await dash.post('/dashboard/products', { name: 'Shoe', price: 'abc' });
+  t.equal(res.status, 422);
+  t.match(res.text, /id="f-price"[^>]*aria-invalid="true"/);
+  t.match(res.text, /<p class="field-error" id="f-price-error">price must be [^<]+<\/p>/);
+  t.match(res.text, /value="Shoe"/, 'what was typed is kept');
+  const empty = await dash.post('/dashboard/products', { name: '', price: '5' });
+  t.equal(empty.status, 422);
+  t.match(empty.text, /f-name-error/);
+  t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 0);
+});
+
+t.test('failed sign-ins are limited per client address', async (t) => {
+  const s = await startTestServer(t);
+  const attempt = (key: string) =>
+    fetch(`${s.url}/dashboard/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ key }).toString(),
+      redirect: 'manual',
+    });
+  for (let i = 0; i < 10; i++) t.equal((await attempt(`ask_test_wrong${i}`)).status, 401);
+  const limited = await attempt('ask_test_wrong');
+  t.equal(limited.status, 429);
+  t.ok(Number(limited.headers.get('retry-after')) > 0);
+  t.equal((await attempt(s.keys.admin)).status, 429, 'even a good key waits');
+  // The API is not affected.
+  t.equal((await s.request('GET', '/v1/products')).status, 200);
+});
