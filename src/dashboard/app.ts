@@ -14,6 +14,8 @@ import { keyPages } from './pages/keys.js';
 import { productPages } from './pages/products.js';
 import { feedPages } from './pages/feeds.js';
 import { analyticsPages } from './pages/analytics.js';
+import { webhookPages } from './pages/webhooks.js';
+import { integrationPages } from './pages/integrations.js';
 
 export const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -25,7 +27,13 @@ export interface DashContext {
   key: ApiKeyRow;
   /** The posted form's fields (strings only). */
   form: Record<string, string>;
-  render(title: string, current: string, body: Html | Html[], status?: number): void;
+  render(
+    title: string,
+    current: string,
+    body: Html | Html[],
+    status?: number,
+    refreshSeconds?: number,
+  ): void;
 }
 
 export type DashHandler = (ctx: Koa.Context, dash: DashContext) => Promise<void>;
@@ -82,10 +90,23 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
   };
   const renderTo =
     (ctx: Koa.Context, viewer: Viewer | undefined) =>
-    (title: string, current: string, body: Html | Html[], status = 200) => {
+    (
+      title: string,
+      current: string,
+      body: Html | Html[],
+      status = 200,
+      refreshSeconds?: number,
+    ) => {
       ctx.status = status;
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = page({ title, current, body, storeName, ...(viewer ? { viewer } : {}) }).value;
+      ctx.body = page({
+        title,
+        current,
+        body,
+        storeName,
+        refreshSeconds,
+        ...(viewer ? { viewer } : {}),
+      }).value;
     };
 
   app.use(async (ctx, next) => {
@@ -216,6 +237,8 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     ...productPages,
     ...feedPages,
     ...analyticsPages,
+    ...webhookPages,
+    ...integrationPages,
   ];
   for (const route of routes) {
     router[route.method](route.path, async (ctx) => {

@@ -12,6 +12,8 @@ export interface Viewer {
 const NAV: [string, string][] = [
   ['/dashboard/products', 'Products'],
   ['/dashboard/feeds', 'Feeds'],
+  ['/dashboard/integrations', 'Integrations'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/analytics', 'Analytics'],
   ['/dashboard/settings/api-keys', 'API keys'],
 ];
@@ -22,6 +24,8 @@ export function page(options: {
   current?: string;
   body: Interpolation;
   storeName: string;
+  /** Reload every so many seconds (a sync under way): a meta refresh, no script. */
+  refreshSeconds?: number | undefined;
 }): Html {
   const { viewer } = options;
   return html`<!doctype html>
@@ -29,6 +33,7 @@ export function page(options: {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : ''}
         <title>${options.title} · ${options.storeName} · agentshelf</title>
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
         <script src="${SCRIPT_PATH}" defer></script>
