@@ -6,7 +6,7 @@ import type { ApiKeyRow } from '../db/schema.js';
 import { findApiKey } from '../domain/access/api-keys.js';
 import { AppError } from '../errors.js';
 import { SecretBox } from '../domain/integrations/secret-box.js';
-import { html, type Html } from './html.js';
+import { markup, type Html } from './html.js';
 import { page, type Viewer } from './layout.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
@@ -16,6 +16,7 @@ import { feedPages } from './pages/feeds.js';
 import { analyticsPages } from './pages/analytics.js';
 import { webhookPages } from './pages/webhooks.js';
 import { integrationPages } from './pages/integrations.js';
+import { discoveryPages } from './pages/discovery.js';
 
 export const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -25,6 +26,8 @@ export interface DashContext {
   deps: AppDeps;
   viewer: Viewer;
   key: ApiKeyRow;
+  /** Asks the pipeline for a run (publish now), as a change of products would. */
+  publish(trigger: string): void;
   /** The posted form's fields (strings only). */
   form: Record<string, string>;
   render(
@@ -60,6 +63,8 @@ export interface DashboardOptions {
   /** The session signing secret (default: the integrations' key, SECRET_KEY or DATA_DIR/secret.key). */
   secret?: Buffer;
   signInLimiter?: SignInLimiter;
+  /** Starts a pipeline run (the server's schedule, or a run of its own). */
+  publish?: (trigger: string) => void;
 }
 
 /**
@@ -125,7 +130,7 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
       renderTo(ctx, undefined)(
         status === 404 ? 'Not found' : 'Error',
         '',
-        html`<div class="error" role="alert">${message}</div>
+        markup`<div class="error" role="alert">${message}</div>
           <p><a href="/dashboard">Back to the dashboard</a></p>`,
         status,
       );
@@ -146,12 +151,12 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
   });
 
   const signInForm = (error?: string) =>
-    html`<div class="box">
+    markup`<div class="box">
       <p>
         Sign in with an API key (the admin key <code>make run</code> printed, or any key: the
         dashboard shows and allows what its level allows).
       </p>
-      ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
+      ${error ? markup`<div class="error" role="alert">${error}</div>` : ''}
       <form method="post" action="/dashboard/sign-in">
         <label for="f-key">API key</label>
         <input id="f-key" name="key" type="password" autocomplete="off" required />
@@ -239,6 +244,7 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     ...analyticsPages,
     ...webhookPages,
     ...integrationPages,
+    ...discoveryPages,
   ];
   for (const route of routes) {
     router[route.method](route.path, async (ctx) => {
@@ -253,7 +259,7 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
         render(
           'Not allowed',
           '',
-          html`<div class="error" role="alert">
+          markup`<div class="error" role="alert">
             This ${who.viewer.level} key cannot do this; it needs
             ${LEVELS[route.permission]!.join(' or ')}.
           </div>`,
@@ -261,7 +267,14 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
         );
         return;
       }
-      await route.handler(ctx, { deps, viewer: who.viewer, key: who.key, form, render });
+      await route.handler(ctx, {
+        deps,
+        viewer: who.viewer,
+        key: who.key,
+        form,
+        render,
+        publish: options.publish ?? (() => undefined),
+      });
     });
   }
   app.use(router.routes());
@@ -269,7 +282,7 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     renderTo(ctx, undefined)(
       'Not found',
       '',
-      html`<p>There is no such page. <a href="/dashboard">Go to the dashboard</a>.</p>`,
+      markup`<p>There is no such page. <a href="/dashboard">Go to the dashboard</a>.</p>`,
       404,
     );
   });
@@ -279,10 +292,7 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     renderTo(ctx, undefined)(
       'Form expired',
       '',
-      html`<div class="error" role="alert">
-        The form was missing its security token or it did not match this session. Nothing was
-        changed. Go back, reload the page and try again.
-      </div>`,
+      markup`<div class="error" role="alert">The form was missing its security token or it did not match this session. Nothing was changed. Go back, reload the page and try again.</div>`,
       403,
     );
   }

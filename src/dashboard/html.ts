@@ -1,7 +1,8 @@
 /**
  * The dashboard's one way to write HTML: a tagged template that escapes every interpolated
  * value unless it is already `Html` (made by this tag or by `raw` for trusted markup such as
- * the report charts). Arrays are joined, null/undefined/false write nothing.
+ * the report charts). Arrays are joined, null/undefined/false write nothing. Named `markup`,
+ * not `html`, so prettier leaves the templates' text as written.
  */
 export class Html {
   constructor(readonly value: string) {}
@@ -32,7 +33,7 @@ function render(value: Interpolation): string {
   return escapeHtml(String(value));
 }
 
-export function html(strings: TemplateStringsArray, ...values: Interpolation[]): Html {
+export function markup(strings: TemplateStringsArray, ...values: Interpolation[]): Html {
   let out = strings[0]!;
   for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
   return new Html(out);

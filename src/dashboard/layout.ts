@@ -1,5 +1,5 @@
 import type { KeyLevel } from '../db/schema.js';
-import { html, type Html, type Interpolation } from './html.js';
+import { markup, type Html, type Interpolation } from './html.js';
 import { SCRIPT_PATH, STYLESHEET_PATH } from './assets.js';
 
 export interface Viewer {
@@ -15,6 +15,7 @@ const NAV: [string, string][] = [
   ['/dashboard/integrations', 'Integrations'],
   ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/analytics', 'Analytics'],
+  ['/dashboard/discovery', 'Discovery'],
   ['/dashboard/settings/api-keys', 'API keys'],
 ];
 
@@ -28,12 +29,12 @@ export function page(options: {
   refreshSeconds?: number | undefined;
 }): Html {
   const { viewer } = options;
-  return html`<!doctype html>
+  return markup`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        ${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : ''}
+        ${options.refreshSeconds ? markup`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : ''}
         <title>${options.title} · ${options.storeName} · agentshelf</title>
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
         <script src="${SCRIPT_PATH}" defer></script>
@@ -44,12 +45,12 @@ export function page(options: {
           <a class="brand" href="/dashboard">${options.storeName}</a>
           ${
             viewer
-              ? html`<nav class="main" aria-label="Main">
+              ? markup`<nav class="main" aria-label="Main">
                     ${NAV.map(
                       ([href, label]) =>
-                        html`<a
+                        markup`<a
                           href="${href}"
-                          ${options.current === href ? html` aria-current="page"` : ''}
+                          ${options.current === href ? markup` aria-current="page"` : ''}
                           >${label}</a
                         >`,
                     )}
@@ -73,7 +74,7 @@ export function page(options: {
 
 /** A hidden CSRF field for a form. */
 export function csrfField(viewer: Viewer): Html {
-  return html`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
+  return markup`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
 }
 
 /** A labelled field with its error beside it. */
@@ -90,21 +91,21 @@ export function field(options: {
 }): Html {
   const id = `f-${options.name.replace(/[^a-z0-9_-]/gi, '-')}`;
   const errId = `${id}-error`;
-  const invalid = options.error ? html` aria-invalid="true" aria-describedby="${errId}"` : '';
-  const req = options.required ? html` required` : '';
+  const invalid = options.error ? markup` aria-invalid="true" aria-describedby="${errId}"` : '';
+  const req = options.required ? markup` required` : '';
   let control: Html;
   if (options.options) {
-    control = html`<select id="${id}" name="${options.name}" ${invalid}>
+    control = markup`<select id="${id}" name="${options.name}" ${invalid}>
       ${options.options.map(
         (o) =>
-          html`<option${o === (options.value ?? '') ? html` selected` : ''} value="${o}">${o || '(any)'}</option>`,
+          markup`<option${o === (options.value ?? '') ? markup` selected` : ''} value="${o}">${o || '(any)'}</option>`,
       )}
     </select>`;
   } else if (options.textarea) {
-    control = html`<textarea id="${id}" name="${options.name}" ${invalid}${req}>
+    control = markup`<textarea id="${id}" name="${options.name}" ${invalid}${req}>
 ${options.value ?? ''}</textarea>`;
   } else {
-    control = html`<input
+    control = markup`<input
       id="${id}"
       name="${options.name}"
       type="${options.type ?? 'text'}"
@@ -112,26 +113,26 @@ ${options.value ?? ''}</textarea>`;
       ${invalid}${req}
     />`;
   }
-  return html`<div class="field">
+  return markup`<div class="field">
     <label for="${id}">${options.label}</label>${control}${
-      options.hint ? html`<div class="muted">${options.hint}</div>` : ''
-    }${options.error ? html`<p class="field-error" id="${errId}">${options.error}</p>` : ''}
+      options.hint ? markup`<div class="muted">${options.hint}</div>` : ''
+    }${options.error ? markup`<p class="field-error" id="${errId}">${options.error}</p>` : ''}
   </div>`;
 }
 
 export function table(headers: string[], rows: Interpolation[][]): Html {
-  return html`<div class="scroll">
+  return markup`<div class="scroll">
     <table>
       <thead>
         <tr>
-          ${headers.map((h) => html`<th scope="col">${h}</th>`)}
+          ${headers.map((h) => markup`<th scope="col">${h}</th>`)}
         </tr>
       </thead>
       <tbody>
         ${rows.map(
           (r) =>
-            html`<tr>
-              ${r.map((c) => html`<td>${c}</td>`)}
+            markup`<tr>
+              ${r.map((c) => markup`<td>${c}</td>`)}
             </tr>`,
         )}
       </tbody>

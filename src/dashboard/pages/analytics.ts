@@ -13,7 +13,7 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { PeriodQueryString } from '../../http/schemas/analytics.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError, notFound } from '../../errors.js';
-import { html, raw, type Html } from '../html.js';
+import { markup, raw, type Html } from '../html.js';
 import { csrfField, field, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
 
@@ -30,9 +30,10 @@ function percent(value: number | undefined | null): string {
 }
 
 function growth(rate: number | null | undefined): Html {
-  if (rate === undefined || rate === null) return html`<span class="muted">no earlier data</span>`;
+  if (rate === undefined || rate === null)
+    return markup`<span class="muted">no earlier data</span>`;
   const sign = rate > 0 ? '▲' : rate < 0 ? '▼' : '■';
-  return html`<span>${sign} ${(rate * 100).toFixed(1)}% vs the previous period</span>`;
+  return markup`<span>${sign} ${(rate * 100).toFixed(1)}% vs the previous period</span>`;
 }
 
 async function renderAnalytics(
@@ -60,7 +61,7 @@ async function renderAnalytics(
     const tr = overview.trends;
     const labels = daily.map((d) => d.date);
     const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
-    body = html`<p class="muted">
+    body = markup`<p class="muted">
         ${overview.period.start_date} to ${overview.period.end_date} (UTC days)
       </p>
       <div class="metrics">
@@ -90,7 +91,7 @@ async function renderAnalytics(
       </div>
       ${
         empty
-          ? html`<div class="box">
+          ? markup`<div class="box">
               <p>
                 No AI traffic in this period yet. Agents are counted when they read your discovery
                 pages and feeds; import CDN logs with <code>agentshelf analytics import</code>, or
@@ -115,11 +116,11 @@ async function renderAnalytics(
       <h2>Top products</h2>
       ${
         top.products.length === 0
-          ? html`<p>No product was read by an agent in this period.</p>`
+          ? markup`<p>No product was read by an agent in this period.</p>`
           : table(
               ['Product', 'AI interactions', 'Views', 'Conversions', `Revenue (${currency})`],
               top.products.map((p) => [
-                html`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
+                markup`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
                   >${p.name ?? p.product_id}</a
                 >`,
                 number(p.interactions.total),
@@ -132,7 +133,7 @@ async function renderAnalytics(
       <h2>Top agents</h2>
       ${
         agents.agents.length === 0
-          ? html`<p>No AI agent seen in this period.</p>`
+          ? markup`<p>No AI agent seen in this period.</p>`
           : table(
               ['Agent', 'Operator', 'Kind', 'Interactions', 'Verified'],
               agents.agents
@@ -148,7 +149,7 @@ async function renderAnalytics(
       }`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    body = html`<div class="error" role="alert">${err.message}</div>`;
+    body = markup`<div class="error" role="alert">${err.message}</div>`;
   }
   const reports = await listReports(deps.db, {}, { limit: 10, offset: 0 }, deps.config.BASE_URL);
   const values = extra.values ?? {};
@@ -156,7 +157,7 @@ async function renderAnalytics(
   dash.render(
     'Analytics',
     PATH,
-    html`${extra.notice ? html`<div class="notice" role="status">${extra.notice}</div>` : ''}
+    markup`${extra.notice ? markup`<div class="notice" role="status">${extra.notice}</div>` : ''}
       <form class="box filters" method="get" action="${PATH}">
         <div>
           ${field({ name: 'start_date', label: 'From', type: 'date', value: query.start_date })}
@@ -168,9 +169,9 @@ async function renderAnalytics(
       <h2>Reports</h2>
       ${
         canWrite(dash.viewer)
-          ? html`<form class="box filters" method="post" action="${PATH}/reports">
+          ? markup`<form class="box filters" method="post" action="${PATH}/reports">
               ${csrfField(dash.viewer)}
-              ${extra.error && !['type', 'format', 'start_date', 'end_date'].some((n) => errorOf(n)) ? html`<div class="error" role="alert">${extra.error.message}</div>` : ''}
+              ${extra.error && !['type', 'format', 'start_date', 'end_date'].some((n) => errorOf(n)) ? markup`<div class="error" role="alert">${extra.error.message}</div>` : ''}
               <div>
                 ${field({ name: 'type', label: 'Report', value: values.type ?? 'analytics', options: REPORT_TYPES, error: errorOf('type') })}
               </div>
@@ -189,18 +190,18 @@ async function renderAnalytics(
       }
       ${
         reports.reports.length === 0
-          ? html`<p>No reports yet.${canWrite(dash.viewer) ? ' Generate one above.' : ''}</p>`
+          ? markup`<p>No reports yet.${canWrite(dash.viewer) ? ' Generate one above.' : ''}</p>`
           : table(
               ['Report', 'Period', 'State', 'File'],
               reports.reports.map((r) => [
-                html`${r.type} (${r.format})<br /><span class="muted">${r.created_at}</span>`,
-                html`${r.start_date ?? '—'} to ${r.end_date ?? '—'}`,
-                r.status === 'failed' ? html`failed: ${r.failure_reason ?? ''}` : r.status,
+                markup`${r.type} (${r.format})<br /><span class="muted">${r.created_at}</span>`,
+                markup`${r.start_date ?? '—'} to ${r.end_date ?? '—'}`,
+                r.status === 'failed' ? markup`failed: ${r.failure_reason ?? ''}` : r.status,
                 r.status === 'ready'
-                  ? html`<a href="${PATH}/reports/${encodeURIComponent(r.id)}/download"
+                  ? markup`<a href="${PATH}/reports/${encodeURIComponent(r.id)}/download"
                       >Download ${r.file_name}</a
                     >`
-                  : html`<span class="muted">reload to see when ready</span>`,
+                  : markup`<span class="muted">reload to see when ready</span>`,
               ]),
             )
       }`,

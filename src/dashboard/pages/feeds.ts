@@ -13,7 +13,7 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { FeedListQueryString } from '../../http/schemas/feeds.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { html, type Html } from '../html.js';
+import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashRoute } from '../app.js';
 
@@ -25,10 +25,10 @@ function createForm(viewer: Viewer, values: Record<string, string>, error?: AppE
     error && (error.field === name || error.field?.startsWith(`${name}.`))
       ? error.message
       : undefined;
-  return html`<form class="box" method="post" action="${PATH}" novalidate>
+  return markup`<form class="box" method="post" action="${PATH}" novalidate>
     ${csrfField(viewer)}
     <h2>Create a feed</h2>
-    ${error && !['name', 'format', 'filters'].some((n) => errorOf(n)) ? html`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${error && !['name', 'format', 'filters'].some((n) => errorOf(n)) ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
     ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
     ${field({ name: 'format', label: 'Format', value: values.format ?? 'json', options: FEED_FORMATS, error: errorOf('format') })}
     ${field({ name: 'category', label: 'Only this category (and below)', value: values.category, error: errorOf('filters') })}
@@ -52,11 +52,11 @@ async function renderList(
   dash.render(
     'Feeds',
     PATH,
-    html`${canWrite(dash.viewer) ? createForm(dash.viewer, form?.values ?? {}, form?.error) : ''}
+    markup`${canWrite(dash.viewer) ? createForm(dash.viewer, form?.values ?? {}, form?.error) : ''}
       <h2>Feeds</h2>
       ${
         list.feeds.length === 0
-          ? html`<div class="box">
+          ? markup`<div class="box">
               <p>
                 No feeds
                 yet.${canWrite(dash.viewer) ? ' Create one above: the pipeline generates it within a minute.' : ''}
@@ -65,7 +65,7 @@ async function renderList(
           : table(
               ['Name', 'Format', 'State', 'Products', 'Last updated'],
               list.feeds.map((f) => [
-                html`<a href="${feedPath(f.id)}">${f.name}</a><br /><code class="muted"
+                markup`<a href="${feedPath(f.id)}">${f.name}</a><br /><code class="muted"
                     >${f.id}</code
                   >`,
                 f.format,
@@ -118,7 +118,7 @@ export const feedPages: DashRoute[] = [
       dash.render(
         f.name,
         PATH,
-        html`<div class="box">
+        markup`<div class="box">
             <dl>
               <dt>Id</dt>
               <dd><code>${f.id}</code></dd>
@@ -126,7 +126,7 @@ export const feedPages: DashRoute[] = [
               <dd>${f.format}</dd>
               <dt>State</dt>
               <dd>
-                ${f.status}${f.status === 'processing' && f.estimated_completion ? html` (expected by ${f.estimated_completion})` : ''}
+                ${f.status}${f.status === 'processing' && f.estimated_completion ? markup` (expected by ${f.estimated_completion})` : ''}
               </dd>
               <dt>Products</dt>
               <dd>${f.product_count}</dd>
@@ -138,31 +138,31 @@ export const feedPages: DashRoute[] = [
               <dd><code>${f.url}</code></dd>
               ${
                 f.last_error
-                  ? html`<dt>Last error</dt>
+                  ? markup`<dt>Last error</dt>
                       <dd class="field-error">
                         ${f.last_error.message} (${f.last_error.occurred_at})
                       </dd>`
                   : ''
               }
             </dl>
-            ${f.generated_at ? html`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
+            ${f.generated_at ? markup`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
           </div>
           <h2>Diagnostics</h2>
           ${
             d
-              ? html`<p>
+              ? markup`<p>
                     ${d.products} products checked at ${d.generated_at}: ${d.products_with_errors}
                     with errors, ${d.products_with_warnings} with warnings.
                   </p>
                   ${
                     d.issues.length === 0
-                      ? html`<p>No issues.</p>`
+                      ? markup`<p>No issues.</p>`
                       : table(
                           ['Field', 'Problem', 'Severity', 'Products'],
                           d.issues.map((i) => [i.field, i.problem, i.severity, i.count]),
                         )
                   }`
-              : html`<p>No diagnostics until the feed is generated.</p>`
+              : markup`<p>No diagnostics until the feed is generated.</p>`
           }
           <p><a href="${PATH}">All feeds</a></p>`,
       );

@@ -15,7 +15,7 @@ import {
   SyncHistoryQueryString,
 } from '../../http/schemas/integrations.js';
 import { parseInput } from '../../http/validate.js';
-import { html, type Html } from '../html.js';
+import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
 
@@ -43,10 +43,10 @@ function connectForm(viewer: Viewer, values: Record<string, string>, error?: App
       ? error.message
       : undefined;
   const shown = ['platform', 'shop_domain', 'settings', 'credentials'];
-  return html`<form class="box" method="post" action="${PATH}" novalidate>
+  return markup`<form class="box" method="post" action="${PATH}" novalidate>
     ${csrfField(viewer)}
     <h2>Connect a store</h2>
-    ${error && !shown.some((n) => errorOf(n)) ? html`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${error && !shown.some((n) => errorOf(n)) ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
     ${field({ name: 'platform', label: 'Platform', value: values.platform ?? 'feed', options: PLATFORMS, error: errorOf('platform') })}
     ${field({ name: 'url', label: 'Feed URL (platform feed)', value: values.url, error: errorOf('settings'), hint: 'A CSV, JSON or XML product feed: https://shop.example.com/feeds/products.csv' })}
     ${field({ name: 'shop_domain', label: 'Shop domain (Shopify, WooCommerce)', value: values.shop_domain, error: errorOf('shop_domain'), hint: 'your-store.myshopify.com or shop.example.com' })}
@@ -57,19 +57,19 @@ function connectForm(viewer: Viewer, values: Record<string, string>, error?: App
 
 function runRow(r: SyncRun): Html[] {
   return [
-    html`${r.started_at}<br /><span class="muted">${r.trigger}</span>`,
-    html`${r.status}`,
-    html`${r.fetched} fetched: ${r.created} new, ${r.updated} updated, ${r.unchanged} unchanged,
+    markup`${r.started_at}<br /><span class="muted">${r.trigger}</span>`,
+    markup`${r.status}`,
+    markup`${r.fetched} fetched: ${r.created} new, ${r.updated} updated, ${r.unchanged} unchanged,
     ${r.deactivated} deactivated, ${r.failed} failed`,
     r.error || r.errors.length > 0
-      ? html`${r.error ?? ''}${
+      ? markup`${r.error ?? ''}${
           r.errors.length > 0
-            ? html`<ul>
-                ${r.errors.slice(0, 10).map((e) => html`<li>${e.external_id ?? '—'}: ${e.field} ${e.reason}</li>`)}
+            ? markup`<ul>
+                ${r.errors.slice(0, 10).map((e) => markup`<li>${e.external_id ?? '—'}: ${e.field} ${e.reason}</li>`)}
               </ul>`
             : ''
         }`
-      : html`—`,
+      : markup`—`,
   ];
 }
 
@@ -84,11 +84,11 @@ async function renderList(
   dash.render(
     'Integrations',
     PATH,
-    html`${canWrite(dash.viewer) ? connectForm(dash.viewer, extra.values ?? {}, extra.error) : ''}
+    markup`${canWrite(dash.viewer) ? connectForm(dash.viewer, extra.values ?? {}, extra.error) : ''}
       <h2>Connected stores</h2>
       ${
         list.integrations.length === 0
-          ? html`<div class="box">
+          ? markup`<div class="box">
               <p>
                 No store
                 connected.${canWrite(dash.viewer) ? ' Connect Shopify, WooCommerce or a product feed URL above: its products are synced into your catalogue.' : ''}
@@ -97,11 +97,11 @@ async function renderList(
           : table(
               ['Store', 'Platform', 'State', 'Products', 'Last sync'],
               list.integrations.map((i) => [
-                html`<a href="${intPath(i.id)}">${i.shop_domain}</a><br /><code class="muted"
+                markup`<a href="${intPath(i.id)}">${i.shop_domain}</a><br /><code class="muted"
                     >${i.id}</code
                   >`,
                 i.platform,
-                html`${i.status}${i.sync_status === 'running' ? ' (syncing)' : ''}`,
+                markup`${i.status}${i.sync_status === 'running' ? ' (syncing)' : ''}`,
                 i.product_count,
                 i.last_sync ?? 'never',
               ]),
@@ -123,12 +123,12 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
   dash.render(
     `${i.platform}: ${i.shop_domain}`,
     PATH,
-    html`${notice ?? ''}
+    markup`${notice ?? ''}
       <div class="box">
         <dl>
           <dt>State</dt>
           <dd>
-            ${i.status}${i.last_error ? html` <span class="field-error">${i.last_error}</span>` : ''}
+            ${i.status}${i.last_error ? markup` <span class="field-error">${i.last_error}</span>` : ''}
           </dd>
           <dt>Products</dt>
           <dd>${i.product_count}</dd>
@@ -139,7 +139,7 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
         </dl>
         ${
           running && cur
-            ? html`<p role="status" id="sync-progress">
+            ? markup`<p role="status" id="sync-progress">
                 Syncing: ${cur.fetched} fetched, ${cur.created} new, ${cur.updated} updated so far.
                 This page reloads every 2 seconds.
               </p>`
@@ -147,17 +147,17 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
         }
         ${
           write
-            ? html`<form class="inline" method="post" action="${intPath(i.id)}/test">
+            ? markup`<form class="inline" method="post" action="${intPath(i.id)}/test">
                   ${csrfField(dash.viewer)}<button type="submit" class="secondary">
                     Test the connection
                   </button>
                 </form>
-                ${running ? '' : html`<form class="inline" method="post" action="${intPath(i.id)}/sync">${csrfField(dash.viewer)}<button type="submit">Sync now</button></form>`}`
+                ${running ? '' : markup`<form class="inline" method="post" action="${intPath(i.id)}/sync">${csrfField(dash.viewer)}<button type="submit">Sync now</button></form>`}`
             : ''
         }
       </div>
       <h2>Sync history</h2>
-      ${history.syncs.length === 0 ? html`<p>No sync yet.${write ? ' Press "Sync now".' : ''}</p>` : table(['Started', 'State', 'Counts', 'Errors'], history.syncs.map(runRow))}
+      ${history.syncs.length === 0 ? markup`<p>No sync yet.${write ? ' Press "Sync now".' : ''}</p>` : table(['Started', 'State', 'Counts', 'Errors'], history.syncs.map(runRow))}
       <p><a href="${PATH}">All integrations</a></p>`,
     200,
     running ? 2 : undefined,
@@ -212,7 +212,7 @@ export const integrationPages: DashRoute[] = [
       await renderIntegration(
         ctx,
         dash,
-        html`<div class="${result.status === 'success' ? 'notice' : 'error'}" role="status">
+        markup`<div class="${result.status === 'success' ? 'notice' : 'error'}" role="status">
           ${result.message}
         </div>`,
       );

@@ -10,7 +10,7 @@ import { listAuditLog } from '../../domain/audit/log.js';
 import { AuditLogQueryString } from '../../http/schemas/audit.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { html, type Html } from '../html.js';
+import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { queryOf, type DashContext, type DashRoute } from '../app.js';
 
@@ -18,7 +18,7 @@ const PATH = '/dashboard/settings/api-keys';
 
 function createForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
   const errorOf = (name: string) => (error?.field === name ? error.reason : undefined);
-  return html`<form class="box" method="post" action="${PATH}">
+  return markup`<form class="box" method="post" action="${PATH}">
     ${csrfField(viewer)}
     <h2>Generate a key</h2>
     ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), hint: 'What the key is for, e.g. "ChatGPT connector"' })}
@@ -42,19 +42,19 @@ async function renderKeys(
   const { deps, viewer } = dash;
   const keys = await listApiKeys(deps.db);
   const rows = keys.map((k) => [
-    html`<code>${k.id}</code><br />${k.name ?? html`<span class="muted">unnamed</span>`}`,
+    markup`<code>${k.id}</code><br />${k.name ?? markup`<span class="muted">unnamed</span>`}`,
     k.level,
-    html`${k.prefix}…${k.last4}`,
-    html`${k.plan}<br /><span class="muted"
+    markup`${k.prefix}…${k.last4}`,
+    markup`${k.plan}<br /><span class="muted"
         >${k.limits.per_minute}/min, burst ${k.limits.burst_per_10_seconds}/10 s,
         ${k.limits.monthly === null ? 'no monthly cap' : `${k.limits.monthly}/month`}</span
       >`,
-    html`${k.created_at}<br /><span class="muted">last used ${k.last_used_at ?? 'never'}</span>`,
+    markup`${k.created_at}<br /><span class="muted">last used ${k.last_used_at ?? 'never'}</span>`,
     k.revoked_at
-      ? html`revoked ${k.revoked_at}`
+      ? markup`revoked ${k.revoked_at}`
       : k.id === viewer.keyId
-        ? html`active (this session)`
-        : html`<form class="inline" method="post" action="${PATH}/${k.id}/revoke">
+        ? markup`active (this session)`
+        : markup`<form class="inline" method="post" action="${PATH}/${k.id}/revoke">
             ${csrfField(viewer)}<button
               class="danger"
               type="submit"
@@ -70,35 +70,35 @@ async function renderKeys(
     const q = parseInput(AuditLogQueryString, { limit: '25', ...query }, 'query');
     await deps.audit?.flush();
     const log = await listAuditLog(deps.db, q);
-    audit = html`${
-        log.entries.length === 0
-          ? html`<p>No requests match. Requests made with any key are listed here.</p>`
-          : table(
-              ['Time', 'Key', 'Request', 'Status', 'Client'],
-              log.entries.map((e) => [
-                e.time,
-                html`<code>${e.key_id}</code>`,
-                html`${e.method} ${e.path}`,
-                e.status,
-                e.client_ip ?? '',
-              ]),
-            )
-      }
+    audit = markup`${
+      log.entries.length === 0
+        ? markup`<p>No requests match. Requests made with any key are listed here.</p>`
+        : table(
+            ['Time', 'Key', 'Request', 'Status', 'Client'],
+            log.entries.map((e) => [
+              e.time,
+              markup`<code>${e.key_id}</code>`,
+              markup`${e.method} ${e.path}`,
+              e.status,
+              e.client_ip ?? '',
+            ]),
+          )
+    }
       <p class="muted">
         ${log.pagination.total}
-        entries${log.pagination.has_more ? html` · <a href="${PATH}?${new URLSearchParams({ ...query, offset: String(q.offset + q.limit) }).toString()}">older</a>` : ''}
+        entries${log.pagination.has_more ? markup` · <a href="${PATH}?${new URLSearchParams({ ...query, offset: String(q.offset + q.limit) }).toString()}">older</a>` : ''}
       </p>`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    audit = html`<div class="error" role="alert">${err.message}</div>`;
+    audit = markup`<div class="error" role="alert">${err.message}</div>`;
   }
   dash.render(
     'Settings › API keys',
     PATH,
-    html`${extra.notice ? html`<div class="notice" role="status">${extra.notice}</div>` : ''}
+    markup`${extra.notice ? markup`<div class="notice" role="status">${extra.notice}</div>` : ''}
       ${
         extra.created
-          ? html`<div class="notice" role="status">
+          ? markup`<div class="notice" role="status">
               <p>
                 <strong>Your new key, shown this once.</strong> Copy it now: it is stored only as a
                 hash and cannot be shown again.

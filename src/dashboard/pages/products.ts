@@ -15,7 +15,7 @@ import {
 import { ProductListQueryString } from '../../http/schemas/products.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { html, type Html } from '../html.js';
+import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
 
@@ -65,9 +65,9 @@ function productForm(
       : undefined;
   const known = ['id', 'name', 'description', 'price', 'currency', 'status', 'category', 'images'];
   const other = error && !known.some((k) => errorOf(k)) ? error.message : undefined;
-  return html`<form class="box" method="post" action="${action}" novalidate>
+  return markup`<form class="box" method="post" action="${action}" novalidate>
     ${csrfField(viewer)}
-    ${other ? html`<div class="error" role="alert">${other}</div>` : error ? html`<div class="error" role="alert">Please correct the field marked below.</div>` : ''}
+    ${other ? markup`<div class="error" role="alert">${other}</div>` : error ? markup`<div class="error" role="alert">Please correct the field marked below.</div>` : ''}
     ${creating ? field({ name: 'id', label: 'Id (SKU)', value: values.id, error: errorOf('id'), hint: 'Optional: generated when empty' }) : ''}
     ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
     ${field({ name: 'description', label: 'Description', value: values.description, error: errorOf('description'), textarea: true })}
@@ -121,40 +121,40 @@ export const productPages: DashRoute[] = [
           `${PATH}?${new URLSearchParams({ ...query, offset: String(Math.max(0, o)) }).toString()}`;
         body =
           list.products.length === 0
-            ? html`<div class="box">
+            ? markup`<div class="box">
                 <p>
                   No products${filter.category || filter.status ? ' match these filters' : ' yet'}.
                 </p>
-                ${canWrite(dash.viewer) ? html`<p><a class="button" href="${PATH}/new">Add a product</a>, connect a store under Integrations, or import a file with <code>agentshelf import</code>.</p>` : ''}
+                ${canWrite(dash.viewer) ? markup`<p><a class="button" href="${PATH}/new">Add a product</a>, connect a store under Integrations, or import a file with <code>agentshelf import</code>.</p>` : ''}
               </div>`
-            : html`${table(
-                  ['Name', 'Price', 'Status', 'Category', 'Updated'],
-                  list.products.map((p) => [
-                    html`<a href="${productPath(p.id)}">${p.name}</a><br /><code class="muted"
+            : markup`${table(
+                ['Name', 'Price', 'Status', 'Category', 'Updated'],
+                list.products.map((p) => [
+                  markup`<a href="${productPath(p.id)}">${p.name}</a><br /><code class="muted"
                         >${p.id}</code
                       >`,
-                    html`${p.price} ${p.currency}`,
-                    p.status,
-                    p.category ?? '',
-                    p.updated_at,
-                  ]),
-                )}
+                  markup`${p.price} ${p.currency}`,
+                  p.status,
+                  p.category ?? '',
+                  p.updated_at,
+                ]),
+              )}
                 <div class="pager">
                   <span
                     >${offset + 1}–${offset + list.products.length} of
                     ${list.pagination.total}</span
                   >
-                  ${offset > 0 ? html`<a href="${link(offset - limit)}">Previous</a>` : ''}
-                  ${list.pagination.has_more ? html`<a href="${link(offset + limit)}">Next</a>` : ''}
+                  ${offset > 0 ? markup`<a href="${link(offset - limit)}">Previous</a>` : ''}
+                  ${list.pagination.has_more ? markup`<a href="${link(offset + limit)}">Next</a>` : ''}
                 </div>`;
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        body = html`<div class="error" role="alert">${err.message}</div>`;
+        body = markup`<div class="error" role="alert">${err.message}</div>`;
       }
       dash.render(
         'Products',
         PATH,
-        html`${canWrite(dash.viewer) ? html`<p><a class="button" href="${PATH}/new">Add a product</a></p>` : ''}
+        markup`${canWrite(dash.viewer) ? markup`<p><a class="button" href="${PATH}/new">Add a product</a></p>` : ''}
           <form class="box filters" method="get" action="${PATH}">
             <div>
               ${field({ name: 'category', label: 'Category (and below)', value: query.category })}
@@ -215,7 +215,7 @@ export const productPages: DashRoute[] = [
       dash.render(
         p.name,
         PATH,
-        html`${notice ? html`<div class="notice" role="status">${notice}</div>` : ''}
+        markup`${notice ? markup`<div class="notice" role="status">${notice}</div>` : ''}
           <div class="box">
             <dl>
               <dt>Id</dt>
@@ -230,7 +230,7 @@ export const productPages: DashRoute[] = [
               <dd>${p.description ?? '—'}</dd>
               <dt>Images</dt>
               <dd>
-                ${p.images.length === 0 ? '—' : p.images.map((u) => html`<a href="${u}" rel="noreferrer">${u}</a><br />`)}
+                ${p.images.length === 0 ? '—' : p.images.map((u) => markup`<a href="${u}" rel="noreferrer">${u}</a><br />`)}
               </dd>
               <dt>Attributes</dt>
               <dd><code>${JSON.stringify(p.attributes)}</code></dd>
@@ -240,7 +240,7 @@ export const productPages: DashRoute[] = [
           </div>
           ${
             canWrite(dash.viewer)
-              ? html`<h2>Edit</h2>
+              ? markup`<h2>Edit</h2>
                   ${productForm(dash.viewer, productPath(p.id), valuesOf(p), undefined, false)}
                   <form method="post" action="${productPath(p.id)}/delete">
                     ${csrfField(dash.viewer)}<button class="danger" type="submit">
@@ -271,7 +271,7 @@ export const productPages: DashRoute[] = [
         dash.render(
           p.name,
           PATH,
-          html`<h2>Edit</h2>
+          markup`<h2>Edit</h2>
             ${productForm(dash.viewer, productPath(id), form, err, false)}
             <p><a href="${productPath(id)}">Cancel</a></p>`,
           422,

@@ -12,7 +12,7 @@ import {
 import { WebhookCreate, WebhookUpdate } from '../../domain/webhooks/schemas.js';
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
-import { html, type Html } from '../html.js';
+import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
 
@@ -35,7 +35,7 @@ function eventsOf(text: string | undefined): string[] | undefined {
 }
 
 function secretNotice(secret: string): Html {
-  return html`<div class="notice" role="status">
+  return markup`<div class="notice" role="status">
     <p>
       <strong>The signing secret, shown this once.</strong> Store it with the receiver: it verifies
       the <code>Webhook-Signature</code> header.
@@ -50,10 +50,10 @@ function createForm(viewer: Viewer, values: Record<string, string>, error?: AppE
     error && (error.field === name || error.field?.startsWith(`${name}[`))
       ? error.message
       : undefined;
-  return html`<form class="box" method="post" action="${PATH}" novalidate>
+  return markup`<form class="box" method="post" action="${PATH}" novalidate>
     ${csrfField(viewer)}
     <h2>Register an endpoint</h2>
-    ${error && !errorOf('url') && !errorOf('events') ? html`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${error && !errorOf('url') && !errorOf('events') ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
     ${field({ name: 'url', label: 'Endpoint URL', value: values.url, error: errorOf('url'), required: true, hint: 'https://… (your receiver)' })}
     ${field({ name: 'events', label: 'Events', value: values.events, error: errorOf('events'), hint: `Empty: every event. Or some of: ${EVENT_TYPES.join(', ')}` })}
     <button type="submit">Register endpoint</button>
@@ -71,11 +71,11 @@ async function renderList(
   dash.render(
     'Webhooks',
     PATH,
-    html`${canWrite(dash.viewer) ? createForm(dash.viewer, extra.values ?? {}, extra.error) : ''}
+    markup`${canWrite(dash.viewer) ? createForm(dash.viewer, extra.values ?? {}, extra.error) : ''}
       <h2>Endpoints</h2>
       ${
         list.webhooks.length === 0
-          ? html`<div class="box">
+          ? markup`<div class="box">
               <p>
                 No endpoints
                 yet.${canWrite(dash.viewer) ? ' Register one above to be told when products, feeds and integrations change.' : ''}
@@ -84,11 +84,11 @@ async function renderList(
           : table(
               ['Endpoint', 'Events', 'State'],
               list.webhooks.map((w) => [
-                html`<a href="${hookPath(w.id)}">${w.url}</a><br /><code class="muted"
+                markup`<a href="${hookPath(w.id)}">${w.url}</a><br /><code class="muted"
                     >${w.id}</code
                   >`,
                 w.events.join(', '),
-                w.status === 'disabled' ? html`disabled (${w.disabled_reason ?? ''})` : w.status,
+                w.status === 'disabled' ? markup`disabled (${w.disabled_reason ?? ''})` : w.status,
               ]),
             )
       }`,
@@ -105,7 +105,7 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
   dash.render(
     'Webhook endpoint',
     PATH,
-    html`${notice ?? ''}
+    markup`${notice ?? ''}
       <div class="box">
         <dl>
           <dt>URL</dt>
@@ -114,18 +114,18 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
           <dd>${w.events.join(', ')}</dd>
           <dt>State</dt>
           <dd>
-            ${w.status}${w.disabled_reason ? html` (${w.disabled_reason} at ${w.disabled_at ?? ''})` : ''}${w.failing_since ? html`; failing since ${w.failing_since}` : ''}
+            ${w.status}${w.disabled_reason ? markup` (${w.disabled_reason} at ${w.disabled_at ?? ''})` : ''}${w.failing_since ? markup`; failing since ${w.failing_since}` : ''}
           </dd>
           ${
             w.previous_secret_expires_at
-              ? html`<dt>Previous secret</dt>
+              ? markup`<dt>Previous secret</dt>
                   <dd>still signs until ${w.previous_secret_expires_at}</dd>`
               : ''
           }
         </dl>
         ${
           write
-            ? html`<form class="inline" method="post" action="${hookPath(w.id)}/test">
+            ? markup`<form class="inline" method="post" action="${hookPath(w.id)}/test">
                   ${csrfField(dash.viewer)}<button type="submit">Send a test event</button>
                 </form>
                 <form class="inline" method="post" action="${hookPath(w.id)}/rotate">
@@ -148,19 +148,19 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
       <h2>Deliveries</h2>
       ${
         deliveries.deliveries.length === 0
-          ? html`<p>
+          ? markup`<p>
               No deliveries yet.${write ? ' Send a test event to check the receiver.' : ''}
             </p>`
           : table(
               ['Event', 'State', 'Attempts', 'Last answer', 'When', ''],
               deliveries.deliveries.map((d) => [
-                html`${d.event}${d.test ? ' (test)' : ''}<br /><code class="muted">${d.id}</code>`,
+                markup`${d.event}${d.test ? ' (test)' : ''}<br /><code class="muted">${d.id}</code>`,
                 d.status,
                 d.attempts,
-                d.status_code !== null ? html`HTTP ${d.status_code}` : (d.error ?? '—'),
-                html`${d.last_attempt_at ?? d.created_at}${d.next_attempt_at ? html`<br /><span class="muted">next ${d.next_attempt_at}</span>` : ''}`,
+                d.status_code !== null ? markup`HTTP ${d.status_code}` : (d.error ?? '—'),
+                markup`${d.last_attempt_at ?? d.created_at}${d.next_attempt_at ? markup`<br /><span class="muted">next ${d.next_attempt_at}</span>` : ''}`,
                 write && d.status !== 'succeeded'
-                  ? html`<form
+                  ? markup`<form
                       class="inline"
                       method="post"
                       action="${hookPath(w.id)}/deliveries/${encodeURIComponent(d.id)}/retry"
@@ -217,9 +217,9 @@ export const webhookPages: DashRoute[] = [
       await renderHook(
         ctx,
         dash,
-        html`<div class="notice" role="status">
+        markup`<div class="notice" role="status">
           Test event sent:
-          ${d.status}${d.status_code !== null ? html`, the receiver answered HTTP ${d.status_code}` : d.error ? html`: ${d.error}` : ''}.
+          ${d.status}${d.status_code !== null ? markup`, the receiver answered HTTP ${d.status_code}` : d.error ? markup`: ${d.error}` : ''}.
         </div>`,
       );
     },
@@ -269,7 +269,7 @@ export const webhookPages: DashRoute[] = [
       await renderHook(
         ctx,
         dash,
-        html`<div class="notice" role="status">Delivery ${d.id} retried: ${d.status}.</div>`,
+        markup`<div class="notice" role="status">Delivery ${d.id} retried: ${d.status}.</div>`,
       );
     },
   },
