@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 export const STYLESHEET = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.45;color:#1b1f24;background:#f6f7f9}
-body{margin:0;min-width:0}
+body{margin:0;min-width:0;overflow-wrap:break-word}
+.muted,dd,code,.error,.notice{overflow-wrap:anywhere}
 a{color:#0b57d0}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 header.top{background:#14213d;color:#fff;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
