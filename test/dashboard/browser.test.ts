@@ -53,7 +53,8 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
     }
   });
   page.on('request', (r) => {
-    if (!r.url().startsWith(s.url) && !r.url().startsWith('data:')) problems.push(`request to ${r.url()}`);
+    if (!r.url().startsWith(s.url) && !r.url().startsWith('data:'))
+      problems.push(`request to ${r.url()}`);
   });
   const go = (p: string) => page.goto(s.url + p);
 
@@ -89,7 +90,11 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   await page.getByLabel('Name').fill('Browser Boot');
   await page.getByLabel('Price').fill('twelve');
   await page.getByRole('button', { name: 'Create product' }).click();
-  t.match(await page.locator('#f-price-error').textContent(), /^price must be/, 'error beside price');
+  t.match(
+    await page.locator('#f-price-error').textContent(),
+    /^price must be/,
+    'error beside price',
+  );
   t.equal(await page.getByLabel('Name').inputValue(), 'Browser Boot', 'typed values kept');
   await page.getByLabel('Price').fill('129.50');
   await page.getByRole('button', { name: 'Create product' }).click();
@@ -171,7 +176,10 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
     els.map((e) => Number(e.getAttribute('data-value'))),
   );
   t.equal(points.length, 30 * 4, 'thirty days, four agent kinds');
-  t.ok(points.some((v) => v > 0), 'demo traffic drawn');
+  t.ok(
+    points.some((v) => v > 0),
+    'demo traffic drawn',
+  );
   t.ok((await page.$$('#chart-conversions svg .point')).length === 30);
   t.ok((await page.locator('h2', { hasText: 'Top products' }).count()) === 1);
   await page.getByLabel('Report').selectOption('analytics');
@@ -202,7 +210,10 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
       const { scroll, inner } = await page.evaluate<{ scroll: number; inner: number }>(
         '({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })',
       );
-      t.ok(scroll <= inner, `${name} at ${width} px: no horizontal overflow (${scroll} <= ${inner})`);
+      t.ok(
+        scroll <= inner,
+        `${name} at ${width} px: no horizontal overflow (${scroll} <= ${inner})`,
+      );
     }
   }
   // Sign out: the session is gone.

@@ -62,7 +62,7 @@ async function renderAnalytics(
     const labels = daily.map((d) => d.date);
     const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
     body = markup`<p class="muted">
-        ${overview.period.start_date} to ${overview.period.end_date} (UTC days)
+        ${overview.period.start_date.slice(0, 10)} to ${overview.period.end_date.slice(0, 10)} (UTC days)
       </p>
       <div class="metrics">
         <div class="metric">
