@@ -74,7 +74,8 @@ export interface DashboardOptions {
 export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  const signer = new SessionSigner(options.secret ?? new SecretBox(deps.config).currentKey().key);
+  const box = new SecretBox(deps.config);
+  const signer = new SessionSigner(() => options.secret ?? box.currentKey().key);
   const limiter = options.signInLimiter ?? new SignInLimiter();
   const secure = deps.config.BASE_URL.startsWith('https:');
   const storeName = deps.config.STORE_NAME;

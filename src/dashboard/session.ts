@@ -15,15 +15,15 @@ export interface Session {
 }
 
 export class SessionSigner {
-  private readonly key: Buffer;
+  private key: Buffer | undefined;
 
-  constructor(secret: Buffer) {
-    this.key = Buffer.from(
-      hkdfSync('sha256', secret, Buffer.alloc(0), 'agentshelf dashboard v1', 32),
-    );
-  }
+  /** `secret` is read on first use (the key file is created only when a session needs it). */
+  constructor(private readonly secret: () => Buffer) {}
 
   private mac(purpose: string, text: string): string {
+    this.key ??= Buffer.from(
+      hkdfSync('sha256', this.secret(), Buffer.alloc(0), 'agentshelf dashboard v1', 32),
+    );
     return createHmac('sha256', this.key).update(`${purpose}\n${text}`).digest('base64url');
   }
 

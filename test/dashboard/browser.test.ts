@@ -106,6 +106,8 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   t.equal((await s.request('GET', '/v1/products/BROWSER-1')).body.name, 'Browser Boot II');
   await page.getByRole('button', { name: 'Delete product' }).click();
   await page.waitForURL(/deleted=1/);
+  t.match(await page.getByRole('status').textContent(), /Product deleted/);
+  t.equal(await page.getByRole('alert').count(), 0, 'the list, no error');
   t.equal((await s.request('GET', '/v1/products/BROWSER-1')).status, 404, 'deleted');
 
   // Feeds: create one, publish, download its export.

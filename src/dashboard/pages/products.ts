@@ -106,7 +106,8 @@ export const productPages: DashRoute[] = [
     path: PATH,
     permission: 'read',
     handler: async (ctx, dash) => {
-      const query = queryOf(ctx);
+      // `deleted` is the notice after a delete, not a filter.
+      const { deleted, ...query } = queryOf(ctx);
       let body: Html;
       try {
         const { limit, offset, ...filter } = parseInput(
@@ -154,7 +155,8 @@ export const productPages: DashRoute[] = [
       dash.render(
         'Products',
         PATH,
-        markup`${canWrite(dash.viewer) ? markup`<p><a class="button" href="${PATH}/new">Add a product</a></p>` : ''}
+        markup`${deleted ? markup`<div class="notice" role="status">Product deleted.</div>` : ''}
+          ${canWrite(dash.viewer) ? markup`<p><a class="button" href="${PATH}/new">Add a product</a></p>` : ''}
           <form class="box filters" method="get" action="${PATH}">
             <div>
               ${field({ name: 'category', label: 'Category (and below)', value: query.category })}
