@@ -4,6 +4,7 @@ import {
   dailySeries,
   productAnalytics,
   resolvePeriod,
+  type Period,
 } from '../../domain/analytics/metrics.js';
 import { renderBarChart, renderLineChart } from '../../domain/reports/charts.js';
 import { createReport, findReadyReport, listReports } from '../../domain/reports/reports.js';
@@ -36,6 +37,33 @@ function growth(rate: number | null | undefined): Html {
   return markup`<span>${sign} ${(rate * 100).toFixed(1)}% vs the previous period</span>`;
 }
 
+/**
+ * The analytics part of the page (the overview counts the whole catalogue: about 80 ms on a
+ * million products; then the series, the tops and three charts) is kept 15 s per store and
+ * period, so a page reloaded or opened by a few people at once is not computed again. The
+ * reports list below it is read each time.
+ */
+const SECTION_TTL_MS = 15_000;
+const sections = new WeakMap<object, Map<string, { at: number; value: Promise<Html> }>>();
+
+function cachedSection(
+  deps: DashContext['deps'],
+  period: Period,
+  compute: () => Promise<Html>,
+): Promise<Html> {
+  let byPeriod = sections.get(deps.db);
+  if (!byPeriod) sections.set(deps.db, (byPeriod = new Map()));
+  const key = `${period.start}|${period.end}`;
+  const now = deps.now().getTime();
+  const hit = byPeriod.get(key);
+  if (hit && now - hit.at < SECTION_TTL_MS) return hit.value;
+  if (byPeriod.size > 100) byPeriod.clear();
+  const value = compute();
+  byPeriod.set(key, { at: now, value });
+  value.catch(() => byPeriod.delete(key));
+  return value;
+}
+
 async function renderAnalytics(
   dash: DashContext,
   query: Record<string, string>,
@@ -48,20 +76,21 @@ async function renderAnalytics(
   let body: Html;
   try {
     const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
-    const overview = await analyticsOverview(deps.db, period, options);
-    const daily = await dailySeries(deps.db, period, { currency });
-    const top = await productAnalytics(
-      deps.db,
-      period,
-      { limit: 10, offset: 0, sort: 'interactions' },
-      options,
-    );
-    const agents = await agentBreakdown(deps.db, period);
-    const m = overview.metrics;
-    const tr = overview.trends;
-    const labels = daily.map((d) => d.date);
-    const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
-    body = markup`<p class="muted">
+    body = await cachedSection(deps, period, async () => {
+      const overview = await analyticsOverview(deps.db, period, options);
+      const daily = await dailySeries(deps.db, period, { currency });
+      const top = await productAnalytics(
+        deps.db,
+        period,
+        { limit: 10, offset: 0, sort: 'interactions' },
+        options,
+      );
+      const agents = await agentBreakdown(deps.db, period);
+      const m = overview.metrics;
+      const tr = overview.trends;
+      const labels = daily.map((d) => d.date);
+      const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
+      return markup`<p class="muted">
         ${overview.period.start_date.slice(0, 10)} to ${overview.period.end_date.slice(0, 10)} (UTC days)
       </p>
       <div class="metrics">
@@ -147,6 +176,7 @@ async function renderAnalytics(
                 ]),
             )
       }`;
+    });
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     body = markup`<div class="error" role="alert">${err.message}</div>`;

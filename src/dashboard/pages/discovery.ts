@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
 import { markup } from '../html.js';
 import { csrfField, table } from '../layout.js';
-import { canWrite, type DashContext, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
 
 const PATH = '/dashboard/discovery';
 
@@ -16,9 +16,19 @@ interface PublishedBrand {
   feeds: { json: string; ndjson: string };
 }
 
+/** Parsed files by path, kept while their size and mtime hold (the index is replaced whole). */
+const parsed = new Map<string, { stamp: string; value: unknown }>();
+
 async function readJson<T>(file: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await fs.promises.readFile(file, 'utf8')) as T;
+    const stat = await fs.promises.stat(file);
+    const stamp = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    const hit = parsed.get(file);
+    if (hit?.stamp === stamp) return hit.value as T;
+    const value = JSON.parse(await fs.promises.readFile(file, 'utf8')) as T;
+    if (parsed.size > 20) parsed.clear();
+    parsed.set(file, { stamp, value });
+    return value;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) {
       return undefined;
@@ -27,12 +37,21 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-async function renderDiscovery(dash: DashContext, notice?: string): Promise<void> {
+const BRANDS_PER_PAGE = 50;
+
+async function renderDiscovery(
+  dash: DashContext,
+  offsetText: string | undefined,
+  notice?: string,
+): Promise<void> {
   const { config } = dash.deps;
   const root = config.PUBLIC_DIR;
   const index = await readJson<{ brands?: PublishedBrand[] }>(path.join(root, 'v1', 'index.json'));
   const marker = await readJson<{ published_at?: string }>(path.join(root, PUBLISHED_MARKER));
-  const brands = index?.brands ?? [];
+  const all = index?.brands ?? [];
+  const offset = Math.max(0, Math.min(Number.parseInt(offsetText ?? '0', 10) || 0, all.length));
+  const brands = all.slice(offset, offset + BRANDS_PER_PAGE);
+  const link = (o: number) => `${PATH}?offset=${Math.max(0, o)}`;
   dash.render(
     'Discovery',
     PATH,
@@ -73,12 +92,22 @@ async function renderDiscovery(dash: DashContext, notice?: string): Promise<void
                 markup`<a href="${b.feeds.json}">JSON</a> · <a href="${b.feeds.ndjson}">NDJSON</a>`,
               ]),
             )
-      }`,
+      }
+      <div class="pager">
+        <span>${all.length === 0 ? '' : `${offset + 1}–${offset + brands.length} of ${all.length} brands`}</span>
+        ${offset > 0 ? markup`<a href="${link(offset - BRANDS_PER_PAGE)}">Previous</a>` : ''}
+        ${offset + BRANDS_PER_PAGE < all.length ? markup`<a href="${link(offset + BRANDS_PER_PAGE)}">Next</a>` : ''}
+      </div>`,
   );
 }
 
 export const discoveryPages: DashRoute[] = [
-  { method: 'get', path: PATH, permission: 'read', handler: (_ctx, dash) => renderDiscovery(dash) },
+  {
+    method: 'get',
+    path: PATH,
+    permission: 'read',
+    handler: (ctx, dash) => renderDiscovery(dash, queryOf(ctx).offset),
+  },
   {
     method: 'post',
     path: `${PATH}/publish`,
@@ -87,6 +116,7 @@ export const discoveryPages: DashRoute[] = [
       dash.publish('dashboard');
       await renderDiscovery(
         dash,
+        undefined,
         'Publication requested: the pipeline runs in a few seconds. Reload this page to see the new time.',
       );
     },
