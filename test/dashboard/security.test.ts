@@ -2,6 +2,7 @@ import t from 'tap';
 import { productBody, startTestServer } from '../support/server.js';
 import { signInDashboard } from '../support/dashboard.js';
 import { HOSTILE_NAMES } from '../support/reports.js';
+import { clockAt } from '../support/clock.js';
 
 t.test('every answer is no-store, under a strict CSP, nosniff', async (t) => {
   const s = await startTestServer(t);
@@ -261,4 +262,40 @@ t.test('failed sign-ins are limited per client address', async (t) => {
   t.equal((await attempt(s.keys.admin)).status, 429, 'even a good key waits');
   // The API is not affected.
   t.equal((await s.request('GET', '/v1/products')).status, 200);
+});
+
+t.test(
+  'a session expires after 12 hours; the sign-in limit forgets after 15 minutes',
+  async (t) => {
+    const clock = clockAt('2026-11-20T08:00:00Z');
+    const s = await startTestServer(t, {}, { now: clock.now });
+    const dash = await signInDashboard(s, s.keys.read_only);
+    clock.advance(12 * 3600 - 1);
+    t.equal((await dash.get('/dashboard/products')).status, 200, 'still signed in');
+    clock.advance(1);
+    const expired = await dash.get('/dashboard/products');
+    t.equal(expired.status, 303, 'expired');
+    t.equal(expired.headers.get('location'), '/dashboard/sign-in');
+
+    const attempt = (key: string) =>
+      fetch(`${s.url}/dashboard/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ key }).toString(),
+        redirect: 'manual',
+      });
+    for (let i = 0; i < 10; i++) await attempt('wrong');
+    t.equal((await attempt(s.keys.admin)).status, 429);
+    clock.advance(15 * 60);
+    t.equal((await attempt(s.keys.admin)).status, 303, 'allowed again');
+  },
+);
+
+t.test('a hostile key name is escaped on the keys page', async (t) => {
+  const s = await startTestServer(t);
+  await s.createKey('read_only', { name: '<script>alert(1)</script> "k" 👟 נעל' });
+  const dash = await signInDashboard(s, s.keys.admin);
+  const page = (await dash.get('/dashboard/settings/api-keys')).text;
+  t.notMatch(page, /<script>alert/);
+  t.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &quot;k&quot; 👟 נעל/);
 });
