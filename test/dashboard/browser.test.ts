@@ -135,6 +135,10 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   const csv = fs.readFileSync(file, 'utf8');
   t.match(csv.split('\n')[0], /id/, 'a CSV with a header');
   t.ok(csv.split('\n').length > 10, 'with the demo products');
+  await page.getByRole('button', { name: 'Deactivate (stop serving it)' }).click();
+  await page.getByRole('button', { name: 'Activate' }).waitFor();
+  const feedId = feedUrl.split('/').pop()!;
+  t.equal((await s.request('GET', `/v1/feeds/${feedId}`)).body.status, 'inactive', 'deactivated');
   await go('/dashboard/discovery');
   t.ok((await page.locator('table').count()) > 0, 'brands published');
   t.notMatch(await page.content(), /Last published: <strong>never/);

@@ -3,10 +3,11 @@ import {
   createFeed,
   feedNotReady,
   findPublishedFeed,
+  updateFeed,
   getFeed,
   listFeeds,
 } from '../../domain/feeds/feeds.js';
-import { FEED_FORMATS, FeedCreate } from '../../domain/feeds/schemas.js';
+import { FEED_FORMATS, FeedCreate, FeedUpdate } from '../../domain/feeds/schemas.js';
 import { PRODUCT_STATUSES } from '../../domain/products/schemas.js';
 import { FEED_CONTENT_TYPES, feedFilePath } from '../../domain/feeds/files.js';
 import { attachmentDisposition, servePublishedFile } from '../../http/file-response.js';
@@ -146,6 +147,11 @@ export const feedPages: DashRoute[] = [
               }
             </dl>
             ${f.generated_at ? markup`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
+            ${
+              canWrite(dash.viewer) && f.status !== 'processing'
+                ? markup`<form class="inline" method="post" action="${feedPath(f.id)}/status">${csrfField(dash.viewer)}<input type="hidden" name="status" value="${f.status === 'active' ? 'inactive' : 'active'}"><button type="submit" class="secondary">${f.status === 'active' ? 'Deactivate (stop serving it)' : 'Activate'}</button></form>`
+                : ''
+            }
           </div>
           <h2>Diagnostics</h2>
           ${
@@ -166,6 +172,25 @@ export const feedPages: DashRoute[] = [
           }
           <p><a href="${PATH}">All feeds</a></p>`,
       );
+    },
+  },
+  {
+    method: 'post',
+    path: `${PATH}/:id/status`,
+    permission: 'write',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const id = String(ctx.params.id);
+      const body = parseInput(FeedUpdate, { status: dash.form.status }, 'body');
+      await updateFeed(
+        deps.db,
+        id,
+        body,
+        { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS },
+        deps.now(),
+      );
+      ctx.status = 303;
+      ctx.redirect(feedPath(id));
     },
   },
   {
