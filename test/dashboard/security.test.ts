@@ -3,6 +3,7 @@ import { productBody, startTestServer } from '../support/server.js';
 import { signInDashboard } from '../support/dashboard.js';
 import { HOSTILE_NAMES } from '../support/reports.js';
 import { clockAt } from '../support/clock.js';
+import { startReceiver } from '../support/receiver.js';
 
 t.test('every answer is no-store, under a strict CSP, nosniff', async (t) => {
   const s = await startTestServer(t);
@@ -299,3 +300,48 @@ t.test('a hostile key name is escaped on the keys page', async (t) => {
   t.notMatch(page, /<script>alert/);
   t.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &quot;k&quot; 👟 נעל/);
 });
+
+t.test(
+  'webhooks: the secret is shown once; a failed test delivery is retried from the log',
+  async (t) => {
+    const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' });
+    let status = 500;
+    const receiver = await startReceiver(t, () => ({ status, body: 'x' }));
+    const dash = await signInDashboard(s, s.keys.read_write);
+    const bad = await dash.post('/dashboard/webhooks', { url: 'not a url', events: '' });
+    t.equal(bad.status, 422);
+    t.match(bad.text, /f-url-error/);
+    const created = await dash.post('/dashboard/webhooks', {
+      url: receiver.url,
+      events: 'product.created',
+    });
+    t.equal(created.status, 201);
+    const secret = /id="new-secret">([^<]+)</.exec(created.text)?.[1];
+    t.ok(secret, 'the secret is shown');
+    const hook = (await s.request('GET', '/v1/webhooks')).body.webhooks[0];
+    t.same(hook.events, ['product.created']);
+    const page = await dash.get(`/dashboard/webhooks/${hook.id}`);
+    t.notOk(page.text.includes(secret!), 'not shown again');
+    const sent = await dash.post(`/dashboard/webhooks/${hook.id}/test`, {});
+    t.equal(sent.status, 200);
+    await receiver.waitFor(1);
+    t.match(sent.text, /HTTP 500/);
+    const delivery = /deliveries\/([^/"]+)\/retry/.exec(sent.text)?.[1];
+    t.ok(delivery, 'a retry button for the failed delivery');
+    status = 200;
+    const retried = await dash.post(
+      `/dashboard/webhooks/${hook.id}/deliveries/${delivery}/retry`,
+      {},
+    );
+    t.equal(retried.status, 200);
+    t.match(retried.text, /retried: succeeded/);
+    t.equal(receiver.requests.length, 2);
+    const ro = await signInDashboard(s, s.keys.read_only);
+    const roPage = await ro.get(`/dashboard/webhooks/${hook.id}`);
+    t.notMatch(
+      roPage.text,
+      /Send a test event|Rotate the secret|Retry now/,
+      'read_only: no buttons',
+    );
+  },
+);
