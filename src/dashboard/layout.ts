@@ -80,6 +80,8 @@ export function csrfField(viewer: Viewer): Html {
 /** A labelled field with its error beside it. */
 export function field(options: {
   name: string;
+  /** The control's id when a page has two fields of one name (default f-<name>). */
+  id?: string;
   label: string;
   value?: string | undefined;
   error?: string | undefined;
@@ -89,7 +91,7 @@ export function field(options: {
   textarea?: boolean;
   options?: readonly string[];
 }): Html {
-  const id = `f-${options.name.replace(/[^a-z0-9_-]/gi, '-')}`;
+  const id = options.id ?? `f-${options.name.replace(/[^a-z0-9_-]/gi, '-')}`;
   const errId = `${id}-error`;
   const invalid = options.error ? markup` aria-invalid="true" aria-describedby="${errId}"` : '';
   const req = options.required ? markup` required` : '';

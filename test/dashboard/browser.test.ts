@@ -222,6 +222,26 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
       );
     }
   }
+  // Keyboard: the first Tab reaches the skip link, which moves to the content; focus is visible.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await go('/dashboard/products');
+  await page.keyboard.press('Tab');
+  t.equal(await page.evaluate<string>('document.activeElement.textContent'), 'Skip to content');
+  const outline = await page.evaluate<string>(
+    'getComputedStyle(document.activeElement).outlineStyle',
+  );
+  t.not(outline, 'none', 'the focused link shows an outline');
+  await page.keyboard.press('Enter');
+  t.match(page.url(), /#content$/);
+  // Every form control has a label.
+  for (const [, p] of pages) {
+    await go(p);
+    const unlabelled = await page.evaluate<string[]>(
+      `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter((e) => !e.labels || e.labels.length === 0).map((e) => e.name)`,
+    );
+    t.same(unlabelled, [], `${p}: every field labelled`);
+  }
+
   // Sign out: the session is gone.
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/sign-in/);

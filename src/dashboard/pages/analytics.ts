@@ -209,10 +209,10 @@ async function renderAnalytics(
                 ${field({ name: 'format', label: 'Format', value: values.format ?? 'html', options: REPORT_FORMATS, error: errorOf('format') })}
               </div>
               <div>
-                ${field({ name: 'start_date', label: 'From', type: 'date', value: values.start_date ?? query.start_date, error: errorOf('start_date') })}
+                ${field({ name: 'start_date', id: 'report-start_date', label: 'From', type: 'date', value: values.start_date ?? query.start_date, error: errorOf('start_date') })}
               </div>
               <div>
-                ${field({ name: 'end_date', label: 'To', type: 'date', value: values.end_date ?? query.end_date, error: errorOf('end_date') })}
+                ${field({ name: 'end_date', id: 'report-end_date', label: 'To', type: 'date', value: values.end_date ?? query.end_date, error: errorOf('end_date') })}
               </div>
               <div><button type="submit">Generate report</button></div>
             </form>`
