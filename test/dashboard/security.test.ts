@@ -345,3 +345,42 @@ t.test(
     );
   },
 );
+
+t.test('integrations: connect forms map onto the API input; secrets never come back', async (t) => {
+  const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' });
+  const rw = await signInDashboard(s, s.keys.read_write);
+  const bad = await rw.post('/dashboard/integrations', {
+    platform: 'feed',
+    url: 'ftp://nowhere',
+    consumer_key: 'ck_should_not_echo',
+  });
+  t.equal(bad.status, 422);
+  t.match(bad.text, /f-url-error/);
+  t.notOk(bad.text.includes('ck_should_not_echo'));
+  const woo = await rw.post('/dashboard/integrations', {
+    platform: 'woocommerce',
+    shop_domain: 'HTTPS://LOCALHOST:9/',
+    consumer_key: 'ck_secret_value_1',
+    consumer_secret: 'cs_secret_value_2',
+    access_token: 'shopify-token-not-for-woo',
+  });
+  t.equal(woo.status, 303);
+  const list = (await s.request('GET', '/v1/integrations')).body.integrations;
+  t.equal(list.length, 1);
+  t.equal(list[0].shop_domain, 'localhost:9', 'the API’s own normalisation');
+  t.equal(list[0].credentials_set, true);
+  const page = await rw.get(woo.headers.get('location')!);
+  t.equal(page.status, 200);
+  for (const secret of ['ck_secret_value_1', 'cs_secret_value_2']) {
+    t.notOk(page.text.includes(secret), 'credentials never shown');
+  }
+  t.match(page.text, /set \(never shown\)/);
+  const ro = await signInDashboard(s, s.keys.read_only);
+  const roPage = await ro.get(woo.headers.get('location')!);
+  t.notMatch(roPage.text, /Sync now|Test the connection|Connect a store/);
+  t.equal(
+    (await ro.post('/dashboard/integrations', { platform: 'feed', url: 'https://x.example/f.csv' }))
+      .status,
+    403,
+  );
+});
