@@ -124,10 +124,23 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     try {
       await next();
     } catch (err) {
-      const status = err instanceof AppError ? statusOf(err) : 500;
+      // An AppError by its kind; a body the parser refused (400, 413) by its own status.
+      const given = (err as { status?: unknown }).status;
+      const status =
+        err instanceof AppError
+          ? statusOf(err)
+          : typeof given === 'number' && given >= 400 && given < 500
+            ? given
+            : 500;
       if (status === 500) deps.logger.error({ err }, 'dashboard error');
       const message =
-        err instanceof AppError ? err.message : 'Something went wrong; see the server log.';
+        err instanceof AppError
+          ? err.message
+          : status === 413
+            ? 'The form is too large (at most 256 KB).'
+            : status < 500
+              ? 'The request could not be read.'
+              : 'Something went wrong; see the server log.';
       renderTo(ctx, undefined)(
         status === 404 ? 'Not found' : 'Error',
         '',
@@ -322,6 +335,8 @@ function statusOf(err: AppError): number {
       return 409;
     case 'rate_limited':
       return 429;
+    case 'unavailable':
+      return 503;
     default:
       return 400;
   }

@@ -384,3 +384,13 @@ t.test('integrations: connect forms map onto the API input; secrets never come b
     403,
   );
 });
+
+t.test('a form over 256 KB is refused with 413 and changes nothing', async (t) => {
+  const s = await startTestServer(t);
+  const dash = await signInDashboard(s, s.keys.read_write);
+  const res = await dash.post('/dashboard/products', { name: 'x'.repeat(300_000), price: '1' });
+  t.equal(res.status, 413);
+  t.match(res.text, /too large/);
+  t.equal(res.headers.get('cache-control'), 'no-store');
+  t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 0);
+});
