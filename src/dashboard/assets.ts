@@ -18,7 +18,8 @@ h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
 .box{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:1rem;margin:0 0 1rem}
 .scroll{overflow-x:auto;max-width:100%}
-.scroll table{min-width:36rem}
+.scroll table{min-width:40rem}
+.scroll td code,.scroll td .muted{overflow-wrap:normal}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #e3e7ec;vertical-align:top;overflow-wrap:break-word}
 th{font-size:.85rem;color:#475467}
