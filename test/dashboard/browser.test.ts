@@ -135,6 +135,15 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   const csv = fs.readFileSync(file, 'utf8');
   t.match(csv.split('\n')[0], /id/, 'a CSV with a header');
   t.ok(csv.split('\n').length > 10, 'with the demo products');
+  const [diagnostics] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: /Download every product's issues/ }).click(),
+  ]);
+  const lines = fs
+    .readFileSync(await diagnostics.path(), 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  for (const line of lines) t.ok(JSON.parse(line).id, 'NDJSON of products with issues');
   await page.getByRole('button', { name: 'Deactivate (stop serving it)' }).click();
   await page.getByRole('button', { name: 'Activate' }).waitFor();
   const feedId = feedUrl.split('/').pop()!;

@@ -9,7 +9,7 @@ import {
 } from '../../domain/feeds/feeds.js';
 import { FEED_FORMATS, FeedCreate, FeedUpdate } from '../../domain/feeds/schemas.js';
 import { PRODUCT_STATUSES } from '../../domain/products/schemas.js';
-import { FEED_CONTENT_TYPES, feedFilePath } from '../../domain/feeds/files.js';
+import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
 import { attachmentDisposition, servePublishedFile } from '../../http/file-response.js';
 import { FeedListQueryString } from '../../http/schemas/feeds.js';
 import { parseInput } from '../../http/validate.js';
@@ -167,7 +167,8 @@ export const feedPages: DashRoute[] = [
                           ['Field', 'Problem', 'Severity', 'Products'],
                           d.issues.map((i) => [i.field, i.problem, i.severity, i.count]),
                         )
-                  }`
+                  }
+                  <p><a href="${feedPath(f.id)}/diagnostics">Download every product's issues (NDJSON)</a></p>`
               : markup`<p>No diagnostics until the feed is generated.</p>`
           }
           <p><a href="${PATH}">All feeds</a></p>`,
@@ -191,6 +192,26 @@ export const feedPages: DashRoute[] = [
       );
       ctx.status = 303;
       ctx.redirect(feedPath(id));
+    },
+  },
+  {
+    method: 'get',
+    path: `${PATH}/:id/diagnostics`,
+    permission: 'read',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const feed = await findPublishedFeed(deps.db, String(ctx.params.id), deps.now());
+      const reply = await servePublishedFile(ctx, {
+        path: feedDiagnosticsPath(deps.config.DATA_DIR, feed.id),
+        contentType: 'application/x-ndjson; charset=utf-8',
+        disposition: attachmentDisposition(`${feed.name} diagnostics`, 'ndjson', feed.id),
+      });
+      if (!reply) throw feedNotReady(feed, deps.now());
+      ctx.status = reply.status ?? 200;
+      for (const [k, v] of Object.entries(reply.headers ?? {})) {
+        if (k !== 'Cache-Control') ctx.set(k, v);
+      }
+      ctx.body = reply.body ?? null;
     },
   },
   {
