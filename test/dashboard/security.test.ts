@@ -245,6 +245,44 @@ t.test('products: field errors beside the field from the API’s validation', as
   t.equal(empty.status, 422);
   t.match(empty.text, /f-name-error/);
   t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 0);
+
+  // An edit: the fields as the form sends them; emptied description and category are cleared.
+  t.equal(
+    (
+      await s.request('POST', '/v1/products', {
+        body: productBody({ id: 'e1', description: 'Old' }),
+      })
+    ).status,
+    201,
+  );
+  const saved = await dash.post('/dashboard/products/e1', {
+    name: 'Edited',
+    description: '',
+    price: '12.5',
+    currency: 'USD',
+    status: 'draft',
+    category: '',
+    images: 'https://img.example.com/1.jpg\r\nhttps://img.example.com/2.jpg',
+  });
+  t.equal(saved.status, 303);
+  const after = (await s.request('GET', '/v1/products/e1')).body;
+  t.match(after, {
+    name: 'Edited',
+    description: null,
+    price: 12.5,
+    status: 'draft',
+    category: null,
+    images: ['https://img.example.com/1.jpg', 'https://img.example.com/2.jpg'],
+    attributes: { brand: 'Northwind' },
+  });
+  const wrong = await dash.post('/dashboard/products/e1', {
+    name: 'X',
+    price: '1',
+    images: 'not a url',
+  });
+  t.equal(wrong.status, 422);
+  t.match(wrong.text, /f-images-error/);
+  t.equal((await s.request('GET', '/v1/products/e1')).body.name, 'Edited', 'nothing half-written');
 });
 
 t.test('failed sign-ins are limited per client address', async (t) => {

@@ -33,6 +33,12 @@ function inputOf(form: Record<string, string>, creating: boolean): Record<string
   for (const name of ['description', 'currency', 'status', 'category'] as const) {
     if (form[name]) input[name] = form[name];
   }
+  // On an edit, emptying the description or the category clears it (the API takes null).
+  if (!creating) {
+    for (const name of ['description', 'category'] as const) {
+      if (form[name] === '') input[name] = null;
+    }
+  }
   const price = (form.price ?? '').trim();
   if (creating || price !== '')
     input.price =
