@@ -4,6 +4,7 @@ import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { pipelineBenchmark } from './pipeline.js';
 import { distBenchmark } from './dist.js';
+import { dashboardBenchmark } from './dashboard.js';
 import { analyticsBenchmark } from './analytics.js';
 import { analyticsImportBenchmark } from './analytics-import.js';
 import { reportsBenchmark } from './reports.js';
@@ -20,6 +21,7 @@ export const benchmarks: Record<string, Benchmark> = {
   webhooks: webhooksBenchmark,
   pipeline: pipelineBenchmark,
   dist: distBenchmark,
+  dashboard: dashboardBenchmark,
   analytics: analyticsBenchmark,
   'analytics-import': analyticsImportBenchmark,
   reports: reportsBenchmark,

@@ -14,11 +14,13 @@ import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './domain/reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
+import { createDashboard } from './dashboard/app.js';
 import { RequestLog } from './http/discovery/request-log.js';
 import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
 import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
 import type { Stage } from '../pipeline/stage.js';
+import { openPipelineContext, runPipeline } from '../pipeline/run.js';
 import { SecretBox } from './domain/integrations/secret-box.js';
 import type { IntegrationEnv } from './domain/integrations/runtime.js';
 import { platformSources } from './domain/integrations/sources.js';
@@ -139,8 +141,28 @@ export async function startServer(config: Config, options: StartOptions): Promis
     changes.subscribe('eventRecorded', () => webhooks.nudge()),
     changes.subscribe('webhooksChanged', () => webhooks.nudge()),
   ];
+  let pipeline: PipelineScheduler | undefined;
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
+  // The merchant dashboard (/dashboard) beside the API, on the same port.
+  const api = app.callback();
+  let publishing: Promise<unknown> | undefined;
+  const dashboard = createDashboard(deps, {
+    // "Publish now": the schedule's run when serve runs it, else one run of our own.
+    publish: (trigger) => {
+      if (pipeline) return pipeline.requestRun(trigger);
+      publishing ??= runPipelineOnce(store, config, options.logger, deps.now, trigger).finally(
+        () => (publishing = undefined),
+      );
+    },
+  }).callback();
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '';
+    if (url === '/dashboard' || url.startsWith('/dashboard/') || url.startsWith('/dashboard?')) {
+      void dashboard(req, res);
+    } else {
+      void api(req, res);
+    }
+  });
   server.keepAliveTimeout = 5_000;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -156,7 +178,6 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const port = (server.address() as AddressInfo).port;
 
   // Started once listening, so a port already in use leaves no schedule behind.
-  let pipeline: PipelineScheduler | undefined;
   if (options.pipeline) {
     const scheduler = startPipelineScheduler({
       store,
@@ -222,6 +243,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       // Deliveries and a pipeline run under way get the same grace as requests (a run is
       // aborted: its temporary files go, published files stay whole); the store closes last.
       await syncSchedule?.stop();
+      await publishing;
       await Promise.all([
         closed,
         webhooks.stop(config.SHUTDOWN_TIMEOUT_MS),
@@ -252,4 +274,22 @@ export async function startServer(config: Config, options: StartOptions): Promis
     ...(pipeline ? { pipeline } : {}),
     ...(syncSchedule ? { syncSchedule } : {}),
   };
+}
+
+/** One pipeline run in the background (the dashboard's "publish now" without a schedule). */
+async function runPipelineOnce(
+  store: Store,
+  config: Config,
+  logger: Logger,
+  now: () => Date,
+  trigger: string,
+): Promise<void> {
+  const opened = openPipelineContext(store, { config, logger, now });
+  try {
+    await runPipeline(opened.ctx, undefined, { trigger, waitMs: 60_000 });
+  } catch (err) {
+    logger.error({ err }, 'pipeline run failed');
+  } finally {
+    await opened.close();
+  }
 }

@@ -42,6 +42,7 @@ export async function runServe(argv: string[]): Promise<number> {
     `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
     `  integrations: syncs on "${config.SYNC_CRON}"`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
+    `  dashboard: ${server.url}/dashboard (sign in with an API key)`,
   ];
   if (server.firstAdminKey) {
     banner.push(
@@ -51,6 +52,7 @@ export async function runServe(argv: string[]): Promise<number> {
       `    ${server.firstAdminKey}`,
       '',
       `  Try: curl -H "Authorization: Bearer ${server.firstAdminKey}" ${server.url}/v1/products`,
+      `  Or open the dashboard, ${server.url}/dashboard, and sign in with this key.`,
     );
   }
   process.stdout.write(`${banner.join('\n')}\n`);

@@ -230,3 +230,8 @@ export async function touchApiKey(db: Db, id: string, now: Date): Promise<void> 
 }
 
 export type { KeyLevel };
+
+/** A key's row by id (the dashboard re-reads its session's key on every request). */
+export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  return selectApiKey(db, id);
+}

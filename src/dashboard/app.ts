@@ -1,0 +1,353 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { AppDeps } from '../http/route.js';
+import type { ApiKeyRow } from '../db/schema.js';
+import { findApiKey } from '../domain/access/api-keys.js';
+import { AppError } from '../errors.js';
+import { SecretBox } from '../domain/integrations/secret-box.js';
+import { markup, type Html } from './html.js';
+import { page, type Viewer } from './layout.js';
+import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
+import { keyPages } from './pages/keys.js';
+import { productPages } from './pages/products.js';
+import { feedPages } from './pages/feeds.js';
+import { analyticsPages } from './pages/analytics.js';
+import { webhookPages } from './pages/webhooks.js';
+import { integrationPages } from './pages/integrations.js';
+import { discoveryPages } from './pages/discovery.js';
+
+export const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** What a dashboard page handler gets. */
+export interface DashContext {
+  deps: AppDeps;
+  viewer: Viewer;
+  key: ApiKeyRow;
+  /** Asks the pipeline for a run (publish now), as a change of products would. */
+  publish(trigger: string): void;
+  /** The posted form's fields (strings only). */
+  form: Record<string, string>;
+  render(
+    title: string,
+    current: string,
+    body: Html | Html[],
+    status?: number,
+    refreshSeconds?: number,
+  ): void;
+}
+
+export type DashHandler = (ctx: Koa.Context, dash: DashContext) => Promise<void>;
+
+export interface DashRoute {
+  method: 'get' | 'post';
+  path: string;
+  /** Who may: read (every key), write (read_write, admin), admin. */
+  permission: 'read' | 'write' | 'admin';
+  handler: DashHandler;
+}
+
+const LEVELS: Record<DashRoute['permission'], readonly string[]> = {
+  read: ['read_only', 'read_write', 'admin'],
+  write: ['read_write', 'admin'],
+  admin: ['admin'],
+};
+
+export function canWrite(viewer: Viewer): boolean {
+  return viewer.level !== 'read_only';
+}
+
+export interface DashboardOptions {
+  /** The session signing secret (default: the integrations' key, SECRET_KEY or DATA_DIR/secret.key). */
+  secret?: Buffer;
+  signInLimiter?: SignInLimiter;
+  /** Starts a pipeline run (the server's schedule, or a run of its own). */
+  publish?: (trigger: string) => void;
+}
+
+/**
+ * The merchant dashboard: server-rendered pages under /dashboard that call the same domain
+ * functions as the API routes. Signed in with an API key; the session holds the key's id.
+ */
+export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const box = new SecretBox(deps.config);
+  const signer = new SessionSigner(() => options.secret ?? box.currentKey().key);
+  const limiter = options.signInLimiter ?? new SignInLimiter();
+  const secure = deps.config.BASE_URL.startsWith('https:');
+  const storeName = deps.config.STORE_NAME;
+
+  const setCookie = (ctx: Koa.Context, value: string, maxAgeS: number) => {
+    ctx.append(
+      'Set-Cookie',
+      `${SESSION_COOKIE}=${value}; Path=/dashboard; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`,
+    );
+  };
+  const cookieOf = (ctx: Koa.Context) => {
+    const header = ctx.get('cookie');
+    for (const part of header.split(';')) {
+      const [name, ...rest] = part.trim().split('=');
+      if (name === SESSION_COOKIE) return rest.join('=');
+    }
+    return undefined;
+  };
+  const renderTo =
+    (ctx: Koa.Context, viewer: Viewer | undefined) =>
+    (
+      title: string,
+      current: string,
+      body: Html | Html[],
+      status = 200,
+      refreshSeconds?: number,
+    ) => {
+      ctx.status = status;
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = page({
+        title,
+        current,
+        body,
+        storeName,
+        refreshSeconds,
+        ...(viewer ? { viewer } : {}),
+      }).value;
+    };
+
+  app.use(async (ctx, next) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Content-Security-Policy', CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'same-origin');
+    try {
+      await next();
+    } catch (err) {
+      // An AppError by its kind; a body the parser refused (400, 413) by its own status.
+      const given = (err as { status?: unknown }).status;
+      const status =
+        err instanceof AppError
+          ? statusOf(err)
+          : typeof given === 'number' && given >= 400 && given < 500
+            ? given
+            : 500;
+      if (status === 500) deps.logger.error({ err }, 'dashboard error');
+      const message =
+        err instanceof AppError
+          ? err.message
+          : status === 413
+            ? 'The form is too large (at most 256 KB).'
+            : status < 500
+              ? 'The request could not be read.'
+              : 'Something went wrong; see the server log.';
+      renderTo(ctx, undefined)(
+        status === 404 ? 'Not found' : 'Error',
+        '',
+        markup`<div class="error" role="alert">${message}</div>
+          <p><a href="/dashboard">Back to the dashboard</a></p>`,
+        status,
+      );
+    }
+  });
+  app.use(
+    bodyParser({ enableTypes: ['form'], formLimit: '256kb', encoding: 'utf-8' }) as Koa.Middleware,
+  );
+
+  const router = new Router();
+  router.get(STYLESHEET_PATH, (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.body = STYLESHEET;
+  });
+  router.get(SCRIPT_PATH, (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.body = SCRIPT;
+  });
+
+  const signInForm = (error?: string) =>
+    markup`<div class="box">
+      <p>
+        Sign in with an API key (the admin key <code>make run</code> printed, or any key: the
+        dashboard shows and allows what its level allows).
+      </p>
+      ${error ? markup`<div class="error" role="alert">${error}</div>` : ''}
+      <form method="post" action="/dashboard/sign-in">
+        <label for="f-key">API key</label>
+        <input id="f-key" name="key" type="password" autocomplete="off" required />
+        <button type="submit">Sign in</button>
+      </form>
+    </div>`;
+
+  router.get('/dashboard/sign-in', (ctx) => {
+    renderTo(ctx, undefined)('Sign in', '', signInForm());
+  });
+  router.post('/dashboard/sign-in', async (ctx) => {
+    const now = deps.now().getTime();
+    const ip = ctx.ip || 'unknown';
+    const wait = limiter.retryAfter(ip, now);
+    if (wait > 0) {
+      ctx.set('Retry-After', String(wait));
+      renderTo(ctx, undefined)(
+        'Sign in',
+        '',
+        signInForm(`Too many failed sign-ins from this address. Try again in ${wait} seconds.`),
+        429,
+      );
+      return;
+    }
+    const secret = String(formOf(ctx).key ?? '').trim();
+    let key: ApiKeyRow;
+    try {
+      key = await deps.keyCache.authenticate(deps.db, secret, deps.config.ENVIRONMENT);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      limiter.fail(ip, now);
+      renderTo(ctx, undefined)('Sign in', '', signInForm(err.message), 401);
+      return;
+    }
+    setCookie(
+      ctx,
+      signer.sign({ keyId: key.id, expires: now + SESSION_TTL_MS }),
+      SESSION_TTL_MS / 1000,
+    );
+    ctx.status = 303;
+    ctx.redirect('/dashboard');
+  });
+
+  /** The signed-in viewer, or undefined (expired, forged, or the key revoked). */
+  const viewerOf = async (ctx: Koa.Context) => {
+    const cookie = cookieOf(ctx);
+    const session = signer.verify(cookie, deps.now().getTime());
+    if (!session || !cookie) return undefined;
+    const key = await findApiKey(deps.db, session.keyId);
+    if (!key || key.revoked_at || key.environment !== deps.config.ENVIRONMENT) return undefined;
+    const viewer: Viewer = {
+      keyId: key.id,
+      level: key.level,
+      name: key.name,
+      csrf: signer.csrfToken(cookie),
+    };
+    return { viewer, key, cookie };
+  };
+
+  const toSignIn = (ctx: Koa.Context, hadCookie: boolean) => {
+    if (hadCookie) setCookie(ctx, '', 0);
+    ctx.status = 303;
+    ctx.redirect('/dashboard/sign-in');
+  };
+
+  router.post('/dashboard/sign-out', async (ctx) => {
+    const who = await viewerOf(ctx);
+    if (who && !signer.checkCsrf(who.cookie, formOf(ctx).csrf)) return forbiddenCsrf(ctx);
+    toSignIn(ctx, true);
+  });
+
+  const routes: DashRoute[] = [
+    {
+      method: 'get',
+      path: '/dashboard',
+      permission: 'read',
+      handler: async (ctx) => {
+        ctx.status = 303;
+        ctx.redirect('/dashboard/products');
+      },
+    },
+    ...keyPages,
+    ...productPages,
+    ...feedPages,
+    ...analyticsPages,
+    ...webhookPages,
+    ...integrationPages,
+    ...discoveryPages,
+  ];
+  for (const route of routes) {
+    router[route.method](route.path, async (ctx) => {
+      const who = await viewerOf(ctx);
+      if (!who) return toSignIn(ctx, cookieOf(ctx) !== undefined);
+      const form = formOf(ctx);
+      if (route.method === 'post' && !signer.checkCsrf(who.cookie, form.csrf)) {
+        return forbiddenCsrf(ctx);
+      }
+      const render = renderTo(ctx, who.viewer);
+      if (!LEVELS[route.permission]!.includes(who.viewer.level)) {
+        render(
+          'Not allowed',
+          '',
+          markup`<div class="error" role="alert">
+            This ${who.viewer.level} key cannot do this; it needs
+            ${LEVELS[route.permission]!.join(' or ')}.
+          </div>`,
+          403,
+        );
+        return;
+      }
+      await route.handler(ctx, {
+        deps,
+        viewer: who.viewer,
+        key: who.key,
+        form,
+        render,
+        publish: options.publish ?? (() => undefined),
+      });
+    });
+  }
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    renderTo(ctx, undefined)(
+      'Not found',
+      '',
+      markup`<p>There is no such page. <a href="/dashboard">Go to the dashboard</a>.</p>`,
+      404,
+    );
+  });
+  return app;
+
+  function forbiddenCsrf(ctx: Koa.Context) {
+    renderTo(ctx, undefined)(
+      'Form expired',
+      '',
+      markup`<div class="error" role="alert">The form was missing its security token or it did not match this session. Nothing was changed. Go back, reload the page and try again.</div>`,
+      403,
+    );
+  }
+}
+
+function formOf(ctx: Koa.Context): Record<string, string> {
+  const body = (ctx.request as { body?: unknown }).body;
+  const out: Record<string, string> = {};
+  if (body && typeof body === 'object') {
+    for (const [k, v] of Object.entries(body)) {
+      if (typeof v === 'string') out[k] = v;
+      else if (Array.isArray(v) && typeof v[0] === 'string') out[k] = v[0];
+    }
+  }
+  return out;
+}
+
+function statusOf(err: AppError): number {
+  switch (err.kind) {
+    case 'not_found':
+      return 404;
+    case 'forbidden':
+      return 403;
+    case 'conflict':
+    case 'already_exists':
+      return 409;
+    case 'rate_limited':
+      return 429;
+    case 'unavailable':
+      return 503;
+    default:
+      return 400;
+  }
+}
+
+/** GET query parameters as strings (first value of repeated ones), empty ones left out. */
+export function queryOf(ctx: Koa.Context): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.query)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (typeof value === 'string' && value !== '') out[k] = value;
+  }
+  return out;
+}

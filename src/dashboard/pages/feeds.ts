@@ -1,0 +1,237 @@
+import type Koa from 'koa';
+import {
+  createFeed,
+  feedNotReady,
+  findPublishedFeed,
+  updateFeed,
+  getFeed,
+  listFeeds,
+} from '../../domain/feeds/feeds.js';
+import { FEED_FORMATS, FeedCreate, FeedUpdate } from '../../domain/feeds/schemas.js';
+import { PRODUCT_STATUSES } from '../../domain/products/schemas.js';
+import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
+import { attachmentDisposition, servePublishedFile } from '../../http/file-response.js';
+import { FeedListQueryString } from '../../http/schemas/feeds.js';
+import { parseInput } from '../../http/validate.js';
+import { AppError } from '../../errors.js';
+import { markup, type Html } from '../html.js';
+import { csrfField, field, table, type Viewer } from '../layout.js';
+import { canWrite, queryOf, type DashRoute } from '../app.js';
+
+const PATH = '/dashboard/feeds';
+const feedPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
+
+function createForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
+  const errorOf = (name: string) =>
+    error && (error.field === name || error.field?.startsWith(`${name}.`))
+      ? error.message
+      : undefined;
+  return markup`<form class="box" method="post" action="${PATH}" novalidate>
+    ${csrfField(viewer)}
+    <h2>Create a feed</h2>
+    ${error && !['name', 'format', 'filters'].some((n) => errorOf(n)) ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
+    ${field({ name: 'format', label: 'Format', value: values.format ?? 'json', options: FEED_FORMATS, error: errorOf('format') })}
+    ${field({ name: 'category', label: 'Only this category (and below)', value: values.category, error: errorOf('filters') })}
+    ${field({ name: 'status', label: 'Only products with status', value: values.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
+    <button type="submit">Create feed</button>
+  </form>`;
+}
+
+async function renderList(
+  ctx: Koa.Context,
+  dash: Parameters<DashRoute['handler']>[1],
+  form?: { values: Record<string, string>; error: AppError },
+) {
+  const query = queryOf(ctx);
+  const { limit, offset, ...filter } = parseInput(
+    FeedListQueryString,
+    { limit: '50', ...query },
+    'query',
+  );
+  const list = await listFeeds(dash.deps.db, filter, { limit, offset }, dash.deps.config.BASE_URL);
+  dash.render(
+    'Feeds',
+    PATH,
+    markup`${canWrite(dash.viewer) ? createForm(dash.viewer, form?.values ?? {}, form?.error) : ''}
+      <h2>Feeds</h2>
+      ${
+        list.feeds.length === 0
+          ? markup`<div class="box">
+              <p>
+                No feeds
+                yet.${canWrite(dash.viewer) ? ' Create one above: the pipeline generates it within a minute.' : ''}
+              </p>
+            </div>`
+          : table(
+              ['Name', 'Format', 'State', 'Products', 'Last updated'],
+              list.feeds.map((f) => [
+                markup`<a href="${feedPath(f.id)}">${f.name}</a><br /><code class="muted"
+                    >${f.id}</code
+                  >`,
+                f.format,
+                f.status,
+                f.product_count,
+                f.last_updated ?? 'not generated yet',
+              ]),
+            )
+      }`,
+    form ? 422 : 200,
+  );
+}
+
+export const feedPages: DashRoute[] = [
+  { method: 'get', path: PATH, permission: 'read', handler: (ctx, dash) => renderList(ctx, dash) },
+  {
+    method: 'post',
+    path: PATH,
+    permission: 'write',
+    handler: async (ctx, dash) => {
+      const { form, deps } = dash;
+      const input: Record<string, unknown> = { name: form.name ?? '', format: form.format };
+      const filters: Record<string, string> = {};
+      if (form.category) filters.category = form.category;
+      if (form.status) filters.status = form.status;
+      if (Object.keys(filters).length > 0) input.filters = filters;
+      try {
+        const body = parseInput(FeedCreate, input, 'body');
+        const feed = await createFeed(
+          deps.db,
+          body,
+          { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS },
+          deps.now(),
+        );
+        ctx.status = 303;
+        ctx.redirect(feedPath(feed.id));
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        await renderList(ctx, dash, { values: form, error: err });
+      }
+    },
+  },
+  {
+    method: 'get',
+    path: `${PATH}/:id`,
+    permission: 'read',
+    handler: async (ctx, dash) => {
+      const f = await getFeed(dash.deps.db, String(ctx.params.id), dash.deps.config.BASE_URL);
+      const d = f.diagnostics;
+      dash.render(
+        f.name,
+        PATH,
+        markup`<div class="box">
+            <dl>
+              <dt>Id</dt>
+              <dd><code>${f.id}</code></dd>
+              <dt>Format</dt>
+              <dd>${f.format}</dd>
+              <dt>State</dt>
+              <dd>
+                ${f.status}${f.status === 'processing' && f.estimated_completion ? markup` (expected by ${f.estimated_completion})` : ''}
+              </dd>
+              <dt>Products</dt>
+              <dd>${f.product_count}</dd>
+              <dt>Generated</dt>
+              <dd>
+                ${f.generated_at ?? 'not yet: the pipeline generates it shortly; reload this page'}
+              </dd>
+              <dt>API address</dt>
+              <dd><code>${f.url}</code></dd>
+              ${
+                f.last_error
+                  ? markup`<dt>Last error</dt>
+                      <dd class="field-error">
+                        ${f.last_error.message} (${f.last_error.occurred_at})
+                      </dd>`
+                  : ''
+              }
+            </dl>
+            ${f.generated_at ? markup`<a class="button" href="${feedPath(f.id)}/export">Download the export</a>` : ''}
+            ${
+              canWrite(dash.viewer) && f.status !== 'processing'
+                ? markup`<form class="inline" method="post" action="${feedPath(f.id)}/status">${csrfField(dash.viewer)}<input type="hidden" name="status" value="${f.status === 'active' ? 'inactive' : 'active'}"><button type="submit" class="secondary">${f.status === 'active' ? 'Deactivate (stop serving it)' : 'Activate'}</button></form>`
+                : ''
+            }
+          </div>
+          <h2>Diagnostics</h2>
+          ${
+            d
+              ? markup`<p>
+                    ${d.products} products checked at ${d.generated_at}: ${d.products_with_errors}
+                    with errors, ${d.products_with_warnings} with warnings.
+                  </p>
+                  ${
+                    d.issues.length === 0
+                      ? markup`<p>No issues.</p>`
+                      : table(
+                          ['Field', 'Problem', 'Severity', 'Products'],
+                          d.issues.map((i) => [i.field, i.problem, i.severity, i.count]),
+                        )
+                  }
+                  <p><a href="${feedPath(f.id)}/diagnostics">Download every product's issues (NDJSON)</a></p>`
+              : markup`<p>No diagnostics until the feed is generated.</p>`
+          }
+          <p><a href="${PATH}">All feeds</a></p>`,
+      );
+    },
+  },
+  {
+    method: 'post',
+    path: `${PATH}/:id/status`,
+    permission: 'write',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const id = String(ctx.params.id);
+      const body = parseInput(FeedUpdate, { status: dash.form.status }, 'body');
+      await updateFeed(
+        deps.db,
+        id,
+        body,
+        { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS },
+        deps.now(),
+      );
+      ctx.status = 303;
+      ctx.redirect(feedPath(id));
+    },
+  },
+  {
+    method: 'get',
+    path: `${PATH}/:id/diagnostics`,
+    permission: 'read',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const feed = await findPublishedFeed(deps.db, String(ctx.params.id), deps.now());
+      const reply = await servePublishedFile(ctx, {
+        path: feedDiagnosticsPath(deps.config.DATA_DIR, feed.id),
+        contentType: 'application/x-ndjson; charset=utf-8',
+        disposition: attachmentDisposition(`${feed.name} diagnostics`, 'ndjson', feed.id),
+      });
+      if (!reply) throw feedNotReady(feed, deps.now());
+      ctx.status = reply.status ?? 200;
+      for (const [k, v] of Object.entries(reply.headers ?? {})) {
+        if (k !== 'Cache-Control') ctx.set(k, v);
+      }
+      ctx.body = reply.body ?? null;
+    },
+  },
+  {
+    method: 'get',
+    path: `${PATH}/:id/export`,
+    permission: 'read',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const feed = await findPublishedFeed(deps.db, String(ctx.params.id), deps.now());
+      const reply = await servePublishedFile(ctx, {
+        path: feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format),
+        contentType: FEED_CONTENT_TYPES[feed.published_format],
+        disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
+      });
+      if (!reply) throw feedNotReady(feed, deps.now());
+      ctx.status = reply.status ?? 200;
+      for (const [k, v] of Object.entries(reply.headers ?? {})) {
+        if (k !== 'Cache-Control') ctx.set(k, v);
+      }
+      ctx.body = reply.body ?? null;
+    },
+  },
+];
