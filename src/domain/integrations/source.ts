@@ -45,6 +45,11 @@ export interface SourceContext {
   http: HttpClient;
   /** DEFAULT_CURRENCY, for platforms that do not say theirs. */
   defaultCurrency: string;
+  /**
+   * SHOPIFY_API_VERSION: the Admin API version when `settings.api_version` is unset. Optional
+   * (contexts built before it existed leave it out): absent, the source's own default.
+   */
+  shopifyApiVersion?: string;
   signal: AbortSignal;
   logger: Logger;
   now(): Date;
