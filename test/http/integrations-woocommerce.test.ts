@@ -137,3 +137,61 @@ t.test(
     t.match(deleted.body, { status: 'applied', deactivated: 1 });
   },
 );
+
+t.test(
+  "WooCommerce's unsigned URL check (webhook_id=N) is answered 200; nothing else unsigned",
+  async (t) => {
+    const server = await startTestServer(t, PRIVATE);
+    const db = server.server.store.db;
+    const create = async (body: Record<string, unknown>) => {
+      const res = await server.request('POST', '/v1/integrations', { body });
+      t.equal(res.status, 201, res.text);
+      return res.body.id as string;
+    };
+    const woo = await create({
+      platform: 'woocommerce',
+      shop_domain: '127.0.0.1:9',
+      credentials: { consumer_key: 'ck_p', consumer_secret: 'cs_p', webhook_secret: 'wh' },
+    });
+    const shopify = await create({
+      platform: 'shopify',
+      shop_domain: '127.0.0.1:9',
+      credentials: { access_token: 'shpat_p', webhook_secret: 'wh' },
+    });
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const hookshot = { ...form, 'user-agent': 'WooCommerce/10.3.0 Hookshot (WordPress/6.8.3)' };
+    const post = (id: string, raw: string, headers: Record<string, string>) =>
+      server.request('POST', `/v1/integrations/${id}/webhook`, { key: null, raw, headers });
+    const seq = await lastEventSeq(db);
+
+    // As WC_Webhook::deliver_ping sends it: WooCommerce saves the webhook only on exactly 200.
+    const ping = await post(woo, 'webhook_id=42', hookshot);
+    t.equal(ping.status, 200, ping.text);
+    t.match(ping.body, { status: 'ignored', topic: null, created: 0, updated: 0, deactivated: 0 });
+    t.equal((await post(woo, 'webhook_id=42', form)).status, 200, 'whatever the user agent');
+    // The same ping again (a merchant saving the webhook twice) is answered the same.
+    t.equal((await post(woo, 'webhook_id=42', hookshot)).status, 200);
+
+    // Everything else unsigned stays 401: another body, another type, another platform.
+    const refused: [string, string, Record<string, string>][] = [
+      [woo, 'webhook_id=42&topic=product.updated', hookshot],
+      [woo, 'webhook_id=', hookshot],
+      [woo, 'webhook_id=42', { 'content-type': 'application/json' }],
+      [woo, 'webhook_id=42', { 'content-type': 'text/plain' }],
+      [woo, '{"webhook_id":42}', { 'content-type': 'application/json' }],
+      [woo, 'webhook_id=42', { ...hookshot, 'x-wc-webhook-signature': 'bm90IGl0' }],
+      [shopify, 'webhook_id=42', hookshot],
+    ];
+    for (const [id, raw, headers] of refused) {
+      const res = await post(id, raw, headers);
+      t.equal(res.status, 401, `${raw} ${JSON.stringify(headers)} -> ${res.status}`);
+      t.equal(res.body.error.code, 'unauthorized');
+    }
+    t.equal((await post('int_doesnotexist00', 'webhook_id=42', hookshot)).status, 404);
+
+    // Nothing recorded: no receipt (a later real delivery is not a duplicate), no event.
+    const receipts = await db.selectFrom('integration_webhook_receipts').selectAll().execute();
+    t.same(receipts, []);
+    t.same(await eventsAfter(db, seq), []);
+  },
+);
