@@ -137,7 +137,7 @@ export async function receiveWebhook(
   }
   const change =
     source.webhook && topic
-      ? source.webhook(
+      ? await source.webhook(
           openSourceContext(env, row, new AbortController().signal).ctx,
           topic,
           payload,
