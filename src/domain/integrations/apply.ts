@@ -12,7 +12,7 @@ import {
   updateMapping,
 } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
-import { newId } from '../../ids.js';
+import { newSortableId } from '../../ids.js';
 import { MoneyError, toMinorUnits } from '../money.js';
 import { createProducts, presentProduct, updateProduct } from '../products/products.js';
 import { ProductCreate, type ProductCreateInput } from '../products/schemas.js';
@@ -141,7 +141,7 @@ export async function applyItems(
         continue;
       }
       const present = mapping !== undefined && Number(mapping.present) === 1;
-      const productId = mapping?.product_id ?? newId('prod');
+      const productId = mapping?.product_id ?? newSortableId('prod', 16, now.getTime());
       valid.push({
         externalId: item.externalId,
         groupId: parsed.data.attributes?.item_group_id ?? null,
