@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Db } from '../../db/store.js';
 import type { IntegrationProductRow } from '../../db/schema.js';
@@ -55,11 +55,8 @@ function fail(counts: SyncCounts, error: SyncError): void {
  * before it is validated, written or announced.
  */
 export function fingerprintOf(product: SourceProduct, currency: string): string {
-  return createHash('sha256')
-    .update(currency)
-    .update('\n')
-    .update(JSON.stringify(product))
-    .digest('base64url');
+  // One-shot hash (no Hash object per item): the same digest as update(currency), '\n', json.
+  return hash('sha256', `${currency}\n${JSON.stringify(product)}`, 'base64url');
 }
 
 function issueOf(error: z.ZodError): { field: string; reason: string } {
