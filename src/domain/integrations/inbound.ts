@@ -54,8 +54,9 @@ function unauthorized(message: string): AppError {
 
 /**
  * WooCommerce's check of a new webhook's URL (WC_Webhook::deliver_ping): an unsigned POST of
- * the form body `webhook_id=N` (application/x-www-form-urlencoded), without any X-WC-Webhook-* header; WooCommerce refuses to save
- * the webhook unless it is answered 200. Only exactly that is taken for a ping.
+ * the form body `webhook_id=N` (application/x-www-form-urlencoded), without any
+ * X-WC-Webhook-* header; WooCommerce refuses to save the webhook unless it is answered
+ * exactly 200. Only exactly that is taken for a ping.
  */
 export function isWooCommercePing(headers: InboundHeaders, body: Buffer): boolean {
   if (headers.shopifyHmac !== undefined || headers.wcSignature !== undefined) return false;
