@@ -33,3 +33,19 @@ function nextRandomByte(): number {
 export function newId(prefix: IdPrefix, length = 16): string {
   return `${prefix}_${randomBase62(length)}`;
 }
+
+/** Characters of a sortable id that carry the time (62^7 ms: until the year 2081). */
+const TIME_CHARS = 7;
+
+/**
+ * A new prefixed identifier whose first characters are the time in ms (base62, fixed width,
+ * so ids sort by creation), the rest random: `prod_` + 16 characters as newId's. Ids made
+ * together share a prefix, so a bulk insert appends to the end of a B-tree index instead of
+ * touching a random page of it per row. Not for secrets (the time is readable).
+ */
+export function newSortableId(prefix: IdPrefix, length = 16, now = Date.now()): string {
+  let time = '';
+  for (let t = Math.floor(now), i = 0; i < TIME_CHARS; i++, t = Math.floor(t / 62))
+    time = ALPHABET[t % 62]! + time;
+  return `${prefix}_${time}${randomBase62(Math.max(0, length - TIME_CHARS))}`;
+}

@@ -129,6 +129,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     allowPrivate: config.ALLOW_PRIVATE_TARGETS,
     defaultCurrency: config.DEFAULT_CURRENCY,
     batchSize: config.SYNC_BATCH_SIZE,
+    shopifyApiVersion: config.SHOPIFY_API_VERSION,
     ...options.integrations,
   });
   deps.integrations = integrations;

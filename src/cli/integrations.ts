@@ -53,6 +53,7 @@ export async function runIntegrations(argv: string[]): Promise<number> {
       allowPrivate: config.ALLOW_PRIVATE_TARGETS,
       defaultCurrency: config.DEFAULT_CURRENCY,
       batchSize: config.SYNC_BATCH_SIZE,
+      shopifyApiVersion: config.SHOPIFY_API_VERSION,
     });
     // A run a killed process left `running` is failed before anything is read or started.
     await recoverInterruptedSyncs(runner.env);

@@ -3,7 +3,7 @@ import type { Executor } from '../db/transaction.js';
 import { announceChange } from './changes.js';
 import { insertEvent, insertEvents, selectEventsAfter } from '../db/queries/events.js';
 import { storedTimestamp } from '../db/timestamps.js';
-import { newId } from '../ids.js';
+import { newSortableId } from '../ids.js';
 
 /** Every event kind of SPEC part 6. */
 export const EVENT_TYPES = [
@@ -38,7 +38,12 @@ export async function recordEvent(
   data: unknown,
   now: Date = new Date(),
 ): Promise<RecordedEvent> {
-  const event = { id: newId('evt', 20), type, data, created_at: storedTimestamp(now) };
+  const event = {
+    id: newSortableId('evt', 20, now.getTime()),
+    type,
+    data,
+    created_at: storedTimestamp(now),
+  };
   await insertEvent(trx, {
     id: event.id,
     type,
@@ -64,7 +69,7 @@ export async function recordEvents(
   await insertEvents(
     trx,
     data.map((d) => ({
-      id: newId('evt', 20),
+      id: newSortableId('evt', 20, now.getTime()),
       type,
       data: JSON.stringify(d),
       created_at: createdAt,

@@ -196,3 +196,41 @@ t.test(
     t.match(after, { status: 'error', last_error: refused.error });
   },
 );
+
+t.test(
+  'SHOPIFY_API_VERSION picks the Admin API path; settings.api_version overrides it',
+  async (t) => {
+    const shop = await startShopifyServer({ products: 2, accessToken: 'shpat_version' });
+    t.teardown(() => shop.close());
+    const server = await startTestServer(t, { ...PRIVATE, SHOPIFY_API_VERSION: '2025-07' });
+    const create = async (settings: Record<string, unknown>) => {
+      const res = await server.request('POST', '/v1/integrations', {
+        body: {
+          platform: 'shopify',
+          shop_domain: new URL(shop.origin).host,
+          credentials: { access_token: 'shpat_version' },
+          settings,
+        },
+      });
+      t.equal(res.status, 201, res.text);
+      return res.body.id as string;
+    };
+    const adminPaths = (from: number) =>
+      new Set(
+        shop.requests
+          .slice(from)
+          .map((r) => r.path)
+          .filter((p) => p.startsWith('/admin/api/')),
+      );
+
+    const byEnv = await create({});
+    let from = shop.requests.length;
+    t.match(await syncAndWait(server, byEnv), { status: 'succeeded', created: 4 });
+    t.same([...adminPaths(from)], ['/admin/api/2025-07/graphql.json']);
+
+    const bySetting = await create({ api_version: '2026-04' });
+    from = shop.requests.length;
+    t.match(await syncAndWait(server, bySetting), { status: 'succeeded' });
+    t.same([...adminPaths(from)], ['/admin/api/2026-04/graphql.json']);
+  },
+);

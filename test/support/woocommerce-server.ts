@@ -9,7 +9,7 @@ import { Catalogue, gtin13 } from './platform-catalogue.js';
  * - `GET /wp-json/wc/v3/products` (per_page 1-100, default 10, else 400 `rest_invalid_param`
  *   as WordPress answers; page; orderby id|date, order asc|desc; status, default any) with
  *   `X-WP-Total`, `X-WP-TotalPages` and `Link` headers;
- * - `/products/{id}/variations`, `/products/categories` (paged likewise),
+ * - `/products/{id}` (one product), `/products/{id}/variations`, `/products/categories` (paged likewise),
  *   `/data/currencies/current`;
  * - authentication by HTTP Basic (consumer key:secret) or `consumer_key`/`consumer_secret` in
  *   the query string: none is 401 `woocommerce_rest_cannot_view`, an unknown key or a wrong
@@ -284,6 +284,12 @@ export async function startWooServer(options: WooServerOptions = {}): Promise<Wo
       const matching = [...catalogue.all()].filter((p) => p.status === status);
       if (desc) matching.reverse();
       return paged(url, matching.length, (i) => wooProductJson(matching[i]!));
+    }
+    const single = /^\/products\/(\d+)$/.exec(path);
+    if (single) {
+      const product = catalogue.get(Number(single[1]));
+      if (!product) return error(404, 'woocommerce_rest_product_invalid_id', 'Invalid ID.');
+      return { status: 200, body: JSON.stringify(wooProductJson(product)) };
     }
     const variations = /^\/products\/(\d+)\/variations$/.exec(path);
     if (variations) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Db } from '../../db/store.js';
 import type { IntegrationProductRow } from '../../db/schema.js';
@@ -12,7 +12,7 @@ import {
   updateMapping,
 } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
-import { newId } from '../../ids.js';
+import { newSortableId } from '../../ids.js';
 import { MoneyError, toMinorUnits } from '../money.js';
 import { createProducts, presentProduct, updateProduct } from '../products/products.js';
 import { ProductCreate, type ProductCreateInput } from '../products/schemas.js';
@@ -55,11 +55,8 @@ function fail(counts: SyncCounts, error: SyncError): void {
  * before it is validated, written or announced.
  */
 export function fingerprintOf(product: SourceProduct, currency: string): string {
-  return createHash('sha256')
-    .update(currency)
-    .update('\n')
-    .update(JSON.stringify(product))
-    .digest('base64url');
+  // One-shot hash (no Hash object per item): the same digest as update(currency), '\n', json.
+  return hash('sha256', `${currency}\n${JSON.stringify(product)}`, 'base64url');
 }
 
 function issueOf(error: z.ZodError): { field: string; reason: string } {
@@ -141,7 +138,7 @@ export async function applyItems(
         continue;
       }
       const present = mapping !== undefined && Number(mapping.present) === 1;
-      const productId = mapping?.product_id ?? newId('prod');
+      const productId = mapping?.product_id ?? newSortableId('prod', 16, now.getTime());
       valid.push({
         externalId: item.externalId,
         groupId: parsed.data.attributes?.item_group_id ?? null,

@@ -32,6 +32,7 @@ export interface InboundHeaders {
   shopifyWebhookId?: string | undefined;
   wcWebhookId?: string | undefined;
   wcDeliveryId?: string | undefined;
+  contentType?: string | undefined;
 }
 
 export interface InboundResult {
@@ -51,6 +52,20 @@ function unauthorized(message: string): AppError {
   });
 }
 
+/**
+ * WooCommerce's check of a new webhook's URL (WC_Webhook::deliver_ping): an unsigned POST of
+ * the form body `webhook_id=N` (application/x-www-form-urlencoded), without any
+ * X-WC-Webhook-* header; WooCommerce refuses to save the webhook unless it is answered
+ * exactly 200. Only exactly that is taken for a ping.
+ */
+export function isWooCommercePing(headers: InboundHeaders, body: Buffer): boolean {
+  if (headers.shopifyHmac !== undefined || headers.wcSignature !== undefined) return false;
+  const type = headers.contentType?.split(';')[0]?.trim().toLowerCase();
+  // WordPress's HTTP API sends a string body as a form whatever the transport.
+  if (type !== 'application/x-www-form-urlencoded') return false;
+  return body.length <= 40 && /^webhook_id=\d{1,19}$/.test(body.toString('latin1'));
+}
+
 /** Whether `signature` is the base64 HMAC-SHA256 of `body` with `secret` (constant time). */
 export function verifySignature(secret: string, body: Buffer, signature: string): boolean {
   const expected = createHmac('sha256', secret).update(body).digest();
@@ -65,6 +80,22 @@ export async function receiveWebhook(
   body: Buffer,
 ): Promise<InboundResult> {
   const row = await findIntegration(env.db, integrationId);
+  if (row.platform === 'woocommerce' && isWooCommercePing(headers, body)) {
+    // Nothing to verify and nothing to change: the answer only tells WooCommerce the URL works.
+    env.logger.info(
+      { integration: row.id, webhook_id: body.toString('latin1').slice('webhook_id='.length) },
+      'woocommerce webhook ping answered',
+    );
+    return {
+      status: 'ignored',
+      topic: null,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      deactivated: 0,
+      failed: 0,
+    };
+  }
   const signature = headers.shopifyHmac ?? headers.wcSignature;
   if (!signature) {
     throw unauthorized(
@@ -107,7 +138,7 @@ export async function receiveWebhook(
   }
   const change =
     source.webhook && topic
-      ? source.webhook(
+      ? await source.webhook(
           openSourceContext(env, row, new AbortController().signal).ctx,
           topic,
           payload,

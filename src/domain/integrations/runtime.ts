@@ -27,6 +27,8 @@ export interface IntegrationEnv {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   allowPrivate: boolean;
   defaultCurrency: string;
+  /** SHOPIFY_API_VERSION (unset: the Shopify source's own default). */
+  shopifyApiVersion?: string;
   /** Items per write transaction (default 500). */
   batchSize?: number;
   /** An HTTP client of the tests' choosing (retry waits), else a guarded one per run. */
@@ -94,6 +96,7 @@ export function openSourceContext(
     settings: JSON.parse(row.settings) as Record<string, unknown>,
     http,
     defaultCurrency: env.defaultCurrency,
+    ...(env.shopifyApiVersion ? { shopifyApiVersion: env.shopifyApiVersion } : {}),
     signal,
     logger,
     now: env.now,

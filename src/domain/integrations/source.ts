@@ -45,6 +45,11 @@ export interface SourceContext {
   http: HttpClient;
   /** DEFAULT_CURRENCY, for platforms that do not say theirs. */
   defaultCurrency: string;
+  /**
+   * SHOPIFY_API_VERSION: the Admin API version when `settings.api_version` is unset. Optional
+   * (contexts built before it existed leave it out): absent, the source's own default.
+   */
+  shopifyApiVersion?: string;
   signal: AbortSignal;
   logger: Logger;
   now(): Date;
@@ -77,8 +82,14 @@ export interface IntegrationSource {
    * What an inbound platform webhook (already verified by its signature) changes: the items
    * of a created or updated product (every variant of it: a variant of that group not among
    * them is gone), or the groups a delete removed. Absent when the platform sends none.
+   * Synchronous when the payload says everything; a Promise when the source must read more
+   * from the platform (through `ctx.http`) to know the change. Callers await it either way.
    */
-  webhook?(ctx: SourceContext, topic: string, payload: unknown): WebhookChange;
+  webhook?(
+    ctx: SourceContext,
+    topic: string,
+    payload: unknown,
+  ): WebhookChange | Promise<WebhookChange>;
 }
 
 export interface WebhookChange {

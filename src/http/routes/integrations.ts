@@ -203,7 +203,8 @@ export const integrationRoutes = [
     params: IdParams,
     responses: {
       200: {
-        description: 'Applied, ignored (a topic without product changes) or a duplicate delivery',
+        description:
+          "Applied, ignored (a topic without product changes, or WooCommerce's unsigned `webhook_id=N` ping of a new webhook's URL) or a duplicate delivery",
         schema: z.object({
           status: z.enum(['applied', 'duplicate', 'ignored']),
           topic: z.string().nullable(),
@@ -233,6 +234,7 @@ export const integrationRoutes = [
           shopifyWebhookId: header('x-shopify-webhook-id') ?? header('x-shopify-event-id'),
           wcWebhookId: header('x-wc-webhook-id'),
           wcDeliveryId: header('x-wc-webhook-delivery-id'),
+          contentType: header('content-type'),
         },
         body,
       );

@@ -492,7 +492,11 @@ t.test(
     const synced = productsById(await collect(shopifySource, h.ctx));
     for (const id of [3, 9001]) {
       const product = server.catalogue.get(id)!;
-      const change = shopifySource.webhook!(h.ctx, 'products/update', webhookProduct(product));
+      const change = await shopifySource.webhook!(
+        h.ctx,
+        'products/update',
+        webhookProduct(product),
+      );
       t.same(change.removedGroupIds, []);
       t.equal(change.items.length, product.variants.length);
       for (const item of change.items) {
@@ -501,13 +505,17 @@ t.test(
           t.same(item.product, synced.get(item.externalId), `variant ${item.externalId} as synced`);
       }
     }
-    const created = shopifySource.webhook!(h.ctx, 'products/create', webhookProduct(linenShirt()));
+    const created = await shopifySource.webhook!(
+      h.ctx,
+      'products/create',
+      webhookProduct(linenShirt()),
+    );
     t.equal(created.items.length, 2);
-    t.same(shopifySource.webhook!(h.ctx, 'products/delete', { id: 9001 }), {
+    t.same(await shopifySource.webhook!(h.ctx, 'products/delete', { id: 9001 }), {
       items: [],
       removedGroupIds: ['9001'],
     });
-    t.same(shopifySource.webhook!(h.ctx, 'orders/create', { id: 1 }), {
+    t.same(await shopifySource.webhook!(h.ctx, 'orders/create', { id: 1 }), {
       items: [],
       removedGroupIds: [],
     });

@@ -306,25 +306,63 @@ t.test('webhook(): simple products map like the sync; deleted removes the group'
   const { server, h } = await setup(t, { products: 2 });
   server.catalogue.put(linenShirt());
   const synced = productsById(await collect(woocommerceSource, h.ctx));
-  const change = woocommerceSource.webhook!(h.ctx, 'product.updated', wooProductJson(linenShirt()));
+  const change = await woocommerceSource.webhook!(
+    h.ctx,
+    'product.updated',
+    wooProductJson(linenShirt()),
+  );
   t.equal(change.items.length, 1);
   const [item] = change.items;
   t.same(item?.kind === 'product' && item.product, synced.get('501'), 'as synced');
-  t.same(woocommerceSource.webhook!(h.ctx, 'product.deleted', { id: 501 }), {
+  t.same(await woocommerceSource.webhook!(h.ctx, 'product.deleted', { id: 501 }), {
     items: [],
     removedGroupIds: ['501'],
   });
-  t.same(
-    woocommerceSource.webhook!(h.ctx, 'product.updated', wooProductJson(hoodie())),
-    { items: [], removedGroupIds: [] },
-    'a variable product waits for the next sync',
+});
+
+t.test('webhook(): a variable product or a variation reads its variations', async (t) => {
+  const { server, h } = await setup(t, { products: 2 });
+  server.catalogue.put(hoodie());
+  const synced = productsById(await collect(woocommerceSource, h.ctx));
+  const expected = [
+    { externalId: '7001', product: synced.get('7001') },
+    { externalId: '7002', product: synced.get('7002') },
+  ];
+  const itemsOf = (change: { items: unknown[] }) =>
+    change.items.map((i: any) => ({ externalId: i.externalId, product: i.product }));
+  const before = server.requests.length;
+  const change = await woocommerceSource.webhook!(
+    h.ctx,
+    'product.updated',
+    wooProductJson(hoodie()),
   );
+  t.same(itemsOf(change), expected, 'every variation, as the sync maps it');
+  t.same(change.removedGroupIds, []);
+  t.same(
+    server.requests.slice(before).map((r) => r.path.split('?')[0]),
+    ['/wp-json/wc/v3/products/502/variations'],
+  );
+  t.ok(server.requests.slice(before).every((r) => r.auth === 'basic'));
+
+  // A variation's own webhook: its parent and the parent's variations are read.
   const variation = { ...hoodie().variationList[0]!, type: 'variation', parent_id: 502 };
-  t.same(
-    woocommerceSource.webhook!(h.ctx, 'product.updated', variation),
-    { items: [], removedGroupIds: [] },
-    'so does a variation',
-  );
+  const viaVariation = await woocommerceSource.webhook!(h.ctx, 'product.updated', variation);
+  t.same(itemsOf(viaVariation), expected);
+
+  // The store refuses the keys: nothing changes (the next sync brings the variations).
+  server.failNext.push({ status: 401, body: '{"code":"woocommerce_rest_cannot_view"}' });
+  t.same(await woocommerceSource.webhook!(h.ctx, 'product.updated', wooProductJson(hoodie())), {
+    items: [],
+    removedGroupIds: [],
+  });
+  // A trashed variable product is a removal, read from the payload alone.
+  const trashed = { ...wooProductJson(hoodie()), status: 'trash' };
+  const n = server.requests.length;
+  t.same(await woocommerceSource.webhook!(h.ctx, 'product.updated', trashed), {
+    items: [],
+    removedGroupIds: ['502'],
+  });
+  t.equal(server.requests.length, n);
 });
 
 t.test('keys are never sent over plain HTTP to a public host', async (t) => {

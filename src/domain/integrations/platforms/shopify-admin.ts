@@ -36,10 +36,17 @@ export interface QueryOptions {
   mutation?: boolean;
 }
 
-export function shopifyApiVersion(settings: Readonly<Record<string, unknown>>): string {
+/**
+ * The Admin API version of a run: `settings.api_version`, else the configured default
+ * (SHOPIFY_API_VERSION, through the context), else DEFAULT_SHOPIFY_API_VERSION.
+ */
+export function shopifyApiVersion(
+  settings: Readonly<Record<string, unknown>>,
+  configured?: string,
+): string {
   const version = settings.api_version;
   if (version === undefined || version === null || version === '')
-    return DEFAULT_SHOPIFY_API_VERSION;
+    return configured || DEFAULT_SHOPIFY_API_VERSION;
   if (typeof version !== 'string' || !VERSION.test(version))
     throw new SourceError(
       `settings.api_version must be a Shopify version such as ${DEFAULT_SHOPIFY_API_VERSION}`,
@@ -63,7 +70,7 @@ export class ShopifyAdmin {
     private readonly origin: string,
   ) {
     assertSecureForCredentials(origin);
-    this.endpoint = `${origin}/admin/api/${shopifyApiVersion(ctx.settings)}/graphql.json`;
+    this.endpoint = `${origin}/admin/api/${shopifyApiVersion(ctx.settings, ctx.shopifyApiVersion)}/graphql.json`;
     const creds = ctx.credentials ?? {};
     if (creds.client_id && creds.client_secret) {
       // A token exchanged on an earlier run, kept with its expiry beside the client secret.

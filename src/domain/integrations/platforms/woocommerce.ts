@@ -249,24 +249,76 @@ export const woocommerceSource: IntegrationSource = {
   },
 
   /**
-   * product.created / product.updated (the payload is the REST product) and product.deleted
-   * ({id}). A webhook cannot fetch (webhook() is synchronous), and WooCommerce's payload of a
-   * variable product lists its variations' ids only: such a product changes nothing here, and
-   * the next sync brings its variations. Simple products map as the sync maps them, with the
-   * currency and category paths kept from the last sync.
+   * product.created / product.updated / product.restored (the payload is the REST product) and
+   * product.deleted ({id}). Simple products map as the sync maps them, from the payload alone,
+   * with the currency and category paths kept from the last sync. A variable product's payload
+   * lists only its variations' ids, so they are read from /products/{id}/variations (a
+   * variation's own webhook reads its parent and the parent's variations): every variation of
+   * the group is then known, and one the list no longer holds is gone. When they cannot be
+   * read (the store down, the keys refused), nothing changes and the next sync brings them.
    */
-  webhook(ctx, topic, payload): WebhookChange {
+  webhook(ctx, topic, payload): WebhookChange | Promise<WebhookChange> {
     const none: WebhookChange = { items: [], removedGroupIds: [] };
     if (!isRecord(payload)) return none;
     const id = str(payload.id);
     if (topic === 'product.deleted') return id ? { items: [], removedGroupIds: [id] } : none;
     if (topic !== 'product.created' && topic !== 'product.updated' && topic !== 'product.restored')
       return none;
-    // A variation's own webhook names one variant of a group, which would read as the others
-    // gone: like a variable product, it waits for the next sync.
     const type = str(payload.type);
-    if (type === 'variable' || type === 'grouped' || type === 'variation') return none;
+    if (type === 'grouped') return none;
+    if (type === 'variation') {
+      const parent = str(payload.parent_id);
+      return parent && parent !== '0' ? variableChange(ctx, parent, null) : none;
+    }
     if (payload.status === 'trash') return id ? { items: [], removedGroupIds: [id] } : none;
+    if (type === 'variable') return id ? variableChange(ctx, id, payload) : none;
     return { items: [itemOfSimpleProduct(payload, mapContextOfState(ctx))], removedGroupIds: [] };
   },
 };
+
+/**
+ * The change a variable product's webhook makes: its variations read from WooCommerce, mapped
+ * as the sync maps them. `product` is the webhook's payload (null: read it too, for a
+ * variation's webhook). Nothing when the store cannot be read; logged.
+ */
+async function variableChange(
+  ctx: SourceContext,
+  id: string,
+  product: Record<string, unknown> | null,
+): Promise<WebhookChange> {
+  const none: WebhookChange = { items: [], removedGroupIds: [] };
+  try {
+    const client = wooClient(ctx);
+    let parent = product;
+    if (!parent) {
+      const { body } = await client.get(`/products/${encodeURIComponent(id)}`);
+      if (!isRecord(body)) throw new SourceError(`WooCommerce answered /products/${id} oddly`);
+      parent = body;
+    }
+    if (parent.status === 'trash') return { items: [], removedGroupIds: [id] };
+    if (str(parent.type) !== 'variable') {
+      return { items: [itemOfSimpleProduct(parent, mapContextOfState(ctx))], removedGroupIds: [] };
+    }
+    const variations: Record<string, unknown>[] = [];
+    for await (const page of pages(client, `/products/${encodeURIComponent(id)}/variations`))
+      variations.push(...page);
+    const context = mapContextOfState(ctx);
+    const items: SourceItem[] = variations.map((v) => itemOfVariation(parent, v, context));
+    if (items.length === 0)
+      items.push({
+        kind: 'error',
+        externalId: id,
+        field: 'price',
+        reason: 'the variable product has no variations, so no price',
+      });
+    return { items, removedGroupIds: [] };
+  } catch (err) {
+    const e = asSourceError(err);
+    if (!(e instanceof SourceError)) throw e;
+    ctx.logger.warn(
+      { integration: ctx.integrationId, product: id, reason: e.message },
+      'woocommerce webhook: variations not read; the next sync brings them',
+    );
+    return none;
+  }
+}
