@@ -4,7 +4,7 @@ import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/store.js';
 import { feedsUrlChange } from './discovery/index.js';
 import { PipelineBusyError } from './lock.js';
-import { defaultStages, openPipelineContext, runPipeline } from './run.js';
+import { defaultStages, openPipelineContext, runPipeline, type OpenedContext } from './run.js';
 import type { Stage } from './stage.js';
 import { findStaleReason } from './staleness.js';
 import { sweepStaleTemporaries } from './sweep.js';
@@ -50,14 +50,18 @@ export function startPipelineScheduler(options: SchedulerOptions): PipelineSched
   let queued: string | undefined;
 
   const runOnce = async (trigger: string) => {
-    const { ctx, close } = openPipelineContext(store, {
-      config,
-      logger,
-      ...(options.now ? { now: options.now } : {}),
-      signal: controller.signal,
-    });
+    // Everything, opening the run's reader included, is inside the try: a run that cannot
+    // start is logged like one that failed, never left as a rejected promise for stop() or
+    // the process to trip on.
+    let opened: OpenedContext | undefined;
     try {
-      const result = await runPipeline(ctx, stages, { trigger, waitMs: LOCK_WAIT_MS });
+      opened = openPipelineContext(store, {
+        config,
+        logger,
+        ...(options.now ? { now: options.now } : {}),
+        signal: controller.signal,
+      });
+      const result = await runPipeline(opened.ctx, stages, { trigger, waitMs: LOCK_WAIT_MS });
       const log = { run: result.id, trigger, ms: Math.round(result.ms), failures: result.failures };
       if (result.status === 'succeeded') logger.info(log, 'pipeline run succeeded');
       else logger.error(log, 'pipeline run failed');
@@ -66,7 +70,9 @@ export function startPipelineScheduler(options: SchedulerOptions): PipelineSched
       else if (err instanceof PipelineBusyError) logger.warn({ trigger }, err.message);
       else logger.error({ err, trigger }, 'pipeline run crashed');
     } finally {
-      await close();
+      await opened
+        ?.close()
+        .catch((err: unknown) => logger.warn({ err, trigger }, "closing the run's reader failed"));
     }
   };
 

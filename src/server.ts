@@ -238,28 +238,40 @@ export async function startServer(config: Config, options: StartOptions): Promis
     (closing ??= (async () => {
       deps.lifecycle.shuttingDown = true;
       for (const stop of unsubscribe) stop();
+      // Every step runs even when one before it failed (the store must still close last); a
+      // failure is logged with the step's name, and the first one is thrown at the end.
+      const failures: Error[] = [];
+      const step = async (name: string, run: () => unknown) => {
+        try {
+          await run();
+        } catch (err) {
+          options.logger.error({ err }, `shutdown: ${name} failed`);
+          failures.push(new Error(`shutdown: ${name} failed: ${String(err)}`, { cause: err }));
+        }
+      };
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       // Deliveries and a pipeline run under way get the same grace as requests (a run is
       // aborted: its temporary files go, published files stay whole); the store closes last.
-      await syncSchedule?.stop();
-      await publishing;
+      await step('the sync schedule', () => syncSchedule?.stop());
+      await step('publishing', () => publishing);
       await Promise.all([
-        closed,
-        webhooks.stop(config.SHUTDOWN_TIMEOUT_MS),
-        pipeline?.stop(),
-        reports.stop(),
-        integrations.stop(),
+        step('the HTTP server', () => closed),
+        step('webhook deliveries', () => webhooks.stop(config.SHUTDOWN_TIMEOUT_MS)),
+        step('the pipeline', () => pipeline?.stop()),
+        step('reports', () => reports.stop()),
+        step('integration syncs', () => integrations.stop()),
       ]);
       clearTimeout(timer);
-      await discovery.close();
-      await deps.accessLog?.close();
-      await analyticsRetention.stop();
+      await step('the discovery server', () => discovery.close());
+      await step('the request log', () => deps.accessLog?.close());
+      await step('analytics retention', () => analyticsRetention.stop());
       // Every request has finished: write what the batches still hold, then close the store.
-      await audit?.close();
-      await usage?.close();
-      await store.close();
+      await step('the audit log', () => audit?.close());
+      await step('monthly usage', () => usage?.close());
+      await step('the store', () => store.close());
+      if (failures.length > 0) throw failures[0]!;
     })());
 
   return {

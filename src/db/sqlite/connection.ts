@@ -33,10 +33,11 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SQLite.Da
     // The types say string; better-sqlite3 also takes the loaded addon (what a binary carries).
     nativeBinding: (options.nativeBinding ?? sqliteNativeBinding()) as string | undefined,
   });
+  // The busy timeout first: the pragmas after it may need a lock another process holds.
+  sqlite.pragma('busy_timeout = 10000');
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma(`cache_size = -${Math.floor(options.cacheKiB ?? 32_000)}`);
   return sqlite;
 }
