@@ -77,10 +77,13 @@ export function pageInCreationOrder(matches: number, scope: number, needed: numb
 export async function findProductPageJson(
   db: Executor,
   filter: ProductFilter,
-  page: { limit: number; offset: number },
+  page: { limit: number; offset: number; after?: PageAnchor | undefined },
   options = { creationOrder: true },
 ): Promise<{ json: Buffer; count: number }> {
   const ids = filtered(db, filter, options)
+    .$if(page.after !== undefined, (q) =>
+      q.where(sql<SqlBool>`(created_at, id) > (${page.after!.created_at}, ${page.after!.id})`),
+    )
     .orderBy('created_at')
     .orderBy('id')
     .limit(page.limit)
@@ -94,6 +97,37 @@ export async function findProductPageJson(
     .selectFrom(rows.as('page'))
     .select([productArrayJsonBlob.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
     .executeTakeFirstOrThrow();
+}
+
+/** A product's place in creation order: the sort key of the list (created_at, then id). */
+export interface PageAnchor {
+  created_at: string;
+  id: string;
+}
+
+/**
+ * Every `every`-th product of a filter (no category) in creation order, with its 1-based
+ * position: one walk of the status or creation index. A page far down the list then starts
+ * from the anchor before it instead of stepping over every row from the first
+ * (see domain/products/page-anchors.ts).
+ */
+export async function findPageAnchors(
+  db: Executor,
+  filter: Pick<ProductFilter, 'status'>,
+  every: number,
+): Promise<(PageAnchor & { pos: number })[]> {
+  const numbered = filtered(db, { status: filter.status }, { creationOrder: true }).select([
+    'created_at',
+    'id',
+    sql<number>`row_number() over (order by created_at, id)`.as('pos'),
+  ]);
+  const rows = await db
+    .selectFrom(numbered.as('numbered'))
+    .select(['pos', 'created_at', 'id'])
+    .where(sql<SqlBool>`pos % ${every} = 0`)
+    .orderBy('pos')
+    .execute();
+  return rows.map((r) => ({ pos: Number(r.pos), created_at: r.created_at, id: r.id }));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/store.js';
+import { pageStart } from './page-anchors.js';
 import type { ProductRow, ProductRowUpdate } from '../../db/schema.js';
 import {
   countProducts,
@@ -73,7 +74,15 @@ export async function listProductsJson(
   const { json, count } =
     page.offset >= total
       ? { json: EMPTY_ARRAY, count: 0 }
-      : await findProductPageJson(db, filter, page, { creationOrder });
+      : await findProductPageJson(
+          db,
+          filter,
+          {
+            limit: page.limit,
+            ...(creationOrder ? await pageStart(db, filter, page.offset) : page),
+          },
+          { creationOrder },
+        );
   const pagination = presentPagination(page, count, total);
   return Buffer.concat([
     PRODUCTS_OPEN,
