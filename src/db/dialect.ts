@@ -1,4 +1,5 @@
-import type { QueryExecutorProvider, RawBuilder } from 'kysely';
+import type { QueryExecutorProvider, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { Executor } from './transaction.js';
 import { isSqlite, sqliteSql } from './sqlite/dialect-sql.js';
 
 /**
@@ -20,6 +21,31 @@ export interface DialectSql {
   dayOf(column: string): RawBuilder<string>;
   /** The member `key` of a JSON object stored in `column`, as SQL text (null when absent). */
   jsonMember(column: string, key: string): RawBuilder<string | null>;
+
+  // --- Several processes on one store (issue 14, branch pgmulti) ---
+
+  /**
+   * A select that locks the rows it returns, skipping rows another transaction holds
+   * (PostgreSQL `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time, so a write
+   * transaction already holds everything: the query is returned as it is.
+   */
+  lockSkipLocked<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+  ): SelectQueryBuilder<DB, TB, O>;
+  /**
+   * Called in a transaction that inserts outbox events, before the insert. PostgreSQL hands
+   * out sequence numbers before commit, so events can commit out of seq order; writers hold
+   * a shared lock that the outbox reader takes exclusively (lockOutbox), so the reader never
+   * sees seq N+1 while N may still commit. SQLite commits one writer at a time: nothing to do.
+   */
+  lockOutboxForWrite(trx: Executor): Promise<void>;
+  /** Called first in the outbox reader's (fan-out's) transaction: see lockOutboxForWrite. */
+  lockOutbox(trx: Executor): Promise<void>;
+  /**
+   * After rows were copied in with explicit ids (`store copy`): the table's generated-id
+   * sequence continues after the largest id. SQLite's AUTOINCREMENT already does.
+   */
+  continueSequences(db: QueryExecutorProvider, table: string): Promise<void>;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */

@@ -19,4 +19,11 @@ export const sqliteSql: DialectSql = {
     sql.raw<string | null>(
       `json_extract(${checkIdentifier('jsonMember', column)}, '$.${checkIdentifier('jsonMember', key)}')`,
     ),
+
+  // --- Several processes on one store (issue 14, branch pgmulti) ---
+  // One writer at a time: a write transaction already excludes every other.
+  lockSkipLocked: (query) => query,
+  lockOutboxForWrite: async () => {},
+  lockOutbox: async () => {},
+  continueSequences: async () => {},
 };
