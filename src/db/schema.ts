@@ -98,6 +98,8 @@ export interface RateLimitWindowTable {
   /** `YYYY-MM`, UTC: the month month_count counts. */
   month: string;
   month_count: number;
+  /** 1 when the last request was let through (and counted), 0 when it was refused. */
+  last_allowed: number;
 }
 
 /** One row per authenticated request (CONTRACT part 5), written in batches. */

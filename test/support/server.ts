@@ -58,6 +58,10 @@ export async function startTestServer(
     PORT: '0',
     FEEDS_PORT: '0',
     LOG_LEVEL: 'silent',
+    // pgmulti: run any test file with the limits kept in the store (the PostgreSQL default).
+    ...(process.env.AGENTSHELF_TEST_RATE_LIMIT_STORE
+      ? { RATE_LIMIT_STORE: process.env.AGENTSHELF_TEST_RATE_LIMIT_STORE }
+      : {}),
     ...env,
   });
   const server = await startServer(config, {

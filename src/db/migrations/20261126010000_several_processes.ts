@@ -20,6 +20,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('minute_count', 'integer', (c) => c.notNull())
     .addColumn('month', 'text', (c) => c.notNull())
     .addColumn('month_count', 'bigint', (c) => c.notNull())
+    // Whether the last request was let through (and counted).
+    .addColumn('last_allowed', 'integer', (c) => c.notNull())
     .execute();
 }
 
