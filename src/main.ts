@@ -9,6 +9,7 @@ import { migrateHelp, runMigrate } from './cli/migrate.js';
 import { openapiHelp, runOpenapi } from './cli/openapi.js';
 import { runSeed, seedHelp } from './cli/seed.js';
 import { runServe, serveHelp } from './cli/serve.js';
+import { runStore, storeHelp } from './cli/store.js';
 import { VERSION } from './version.js';
 
 interface Verb {
@@ -41,6 +42,11 @@ const VERBS: Record<string, Verb> = {
     summary: 'list and sync integrations, rotate the credentials key',
     help: integrationsHelp,
     run: runIntegrations,
+  },
+  store: {
+    summary: 'copy the store to PostgreSQL or SQLite (store copy --to URL)',
+    help: storeHelp,
+    run: runStore,
   },
 };
 

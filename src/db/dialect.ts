@@ -46,6 +46,17 @@ export interface DialectSql {
    * sequence continues after the largest id. SQLite's AUTOINCREMENT already does.
    */
   continueSequences(db: QueryExecutorProvider, table: string): Promise<void>;
+  /**
+   * For each table, the tables its foreign keys reference (`store copy` writes parents
+   * before children).
+   */
+  foreignKeyParents(db: QueryExecutorProvider): Promise<Map<string, string[]>>;
+  /**
+   * Turns the schema's own triggers off in a transaction (`store copy` writes every table as
+   * it is, counters included, so a trigger must not count the rows a second time) and returns
+   * what turns them back on, to call before the commit.
+   */
+  suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */

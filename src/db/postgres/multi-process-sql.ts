@@ -13,7 +13,12 @@ const OUTBOX_LOCK = 0x6f7574626f78;
 
 export const postgresMultiProcessSql: Pick<
   DialectSql,
-  'lockSkipLocked' | 'lockOutboxForWrite' | 'lockOutbox' | 'continueSequences'
+  | 'lockSkipLocked'
+  | 'lockOutboxForWrite'
+  | 'lockOutbox'
+  | 'continueSequences'
+  | 'foreignKeyParents'
+  | 'suspendTriggers'
 > = {
   lockSkipLocked: (query) => query.forUpdate().skipLocked(),
   // Transaction-level locks: released at commit or rollback, whatever happens to the process.
@@ -38,5 +43,37 @@ export const postgresMultiProcessSql: Pick<
         db,
       );
     }
+  },
+  foreignKeyParents: async (db) => {
+    const { rows } = await sql<{ child: string; parent: string | null }>`
+      select c.relname as child, p.relname as parent
+      from pg_class c
+      left join pg_constraint k on k.conrelid = c.oid and k.contype = 'f'
+      left join pg_class p on p.oid = k.confrelid
+      where c.relkind in ('r', 'p') and c.relnamespace = current_schema()::regnamespace`.execute(
+      db,
+    );
+    const parents = new Map<string, string[]>();
+    for (const { child, parent } of rows) {
+      const list = parents.get(child) ?? [];
+      if (parent !== null && !list.includes(parent)) list.push(parent);
+      parents.set(child, list);
+    }
+    return parents;
+  },
+  // USER: the schema's triggers, not the ones that enforce foreign keys. DDL is transactional
+  // here, so a copy that fails leaves them on.
+  suspendTriggers: async (trx) => {
+    const { rows } = await sql<{ table: string }>`
+      select distinct c.relname as table from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where not t.tgisinternal and c.relnamespace = current_schema()::regnamespace`.execute(trx);
+    for (const { table } of rows) {
+      await sql`alter table ${sql.table(table)} disable trigger user`.execute(trx);
+    }
+    return async () => {
+      for (const { table } of rows) {
+        await sql`alter table ${sql.table(table)} enable trigger user`.execute(trx);
+      }
+    };
   },
 };

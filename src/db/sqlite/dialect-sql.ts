@@ -26,4 +26,25 @@ export const sqliteSql: DialectSql = {
   lockOutboxForWrite: async () => {},
   lockOutbox: async () => {},
   continueSequences: async () => {},
+  foreignKeyParents: async (db) => {
+    const { rows: tables } = await sql<{ name: string }>`
+      select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
+    const parents = new Map<string, string[]>();
+    for (const { name } of tables) {
+      const { rows } = await sql<{
+        table: string;
+      }>`select "table" from pragma_foreign_key_list(${name})`.execute(db);
+      parents.set(name, [...new Set(rows.map((r) => r.table))]);
+    }
+    return parents;
+  },
+  // SQLite cannot switch a trigger off: drop them and create them again, in the transaction.
+  suspendTriggers: async (trx) => {
+    const { rows } = await sql<{ name: string; sql: string }>`
+      select name, sql from sqlite_master where type = 'trigger' order by name`.execute(trx);
+    for (const { name } of rows) await sql`drop trigger ${sql.id(name)}`.execute(trx);
+    return async () => {
+      for (const trigger of rows) await sql.raw(trigger.sql).execute(trx);
+    };
+  },
 };
