@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
+import { productArrayJsonBlob, productJsonBlob } from './product-json.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
 export function isSqlite(db: QueryExecutorProvider): boolean {
@@ -19,4 +20,8 @@ export const sqliteSql: DialectSql = {
     sql.raw<string | null>(
       `json_extract(${checkIdentifier('jsonMember', column)}, '$.${checkIdentifier('jsonMember', key)}')`,
     ),
+  // The documented unary-plus hint: `+category` keeps SQLite off the category index.
+  unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
+  productJson: productJsonBlob,
+  productArrayJson: productArrayJsonBlob,
 };
