@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import type { Database } from './schema.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres/store.js';
 import { isPostgresUrl, postgresSettings } from './postgres/settings.js';
+import { unreachableStoreMessage } from './unavailable.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 
 /**
@@ -59,12 +60,16 @@ export function storeLocation(
 ): StoreLocation {
   if (config.DATABASE_URL) {
     if (!isPostgresUrl(config.DATABASE_URL)) {
-      throw new Error(
+      throw new ConfigError(
         'DATABASE_URL: the scheme must be postgres:// or postgresql:// (unset DATABASE_URL for the SQLite file in DATA_DIR)',
       );
     }
     // Read now, so a bad URL fails at start with a message naming the option.
-    postgresSettings(config.DATABASE_URL);
+    try {
+      postgresSettings(config.DATABASE_URL);
+    } catch (err) {
+      throw new ConfigError((err as Error).message, { cause: err });
+    }
     return { dialect: 'postgres', url: config.DATABASE_URL };
   }
   return { dialect: 'sqlite', file: config.DATABASE_FILE };
@@ -90,6 +95,25 @@ export function openStoreAt(location: StoreLocation, options: StoreOptions = {})
         `store location: dialect ${JSON.stringify((location as { dialect: unknown }).dialect)} is not supported`,
       );
   }
+}
+
+/**
+ * The one line to print when a command could not open the store because PostgreSQL refused
+ * or could not be reached (host:port from DATABASE_URL, never the password); undefined for
+ * other errors.
+ */
+export function storeOpenFailure(
+  config: Pick<Config, 'DATABASE_URL'>,
+  err: unknown,
+): string | undefined {
+  if (!config.DATABASE_URL || !isPostgresUrl(config.DATABASE_URL)) return undefined;
+  let address: string;
+  try {
+    address = postgresSettings(config.DATABASE_URL).address;
+  } catch {
+    return undefined;
+  }
+  return unreachableStoreMessage(err, address);
 }
 
 /** A location for logs and messages (the file, or a URL without its password). */

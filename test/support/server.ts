@@ -60,7 +60,7 @@ export async function startTestServer(
     PORT: '0',
     FEEDS_PORT: '0',
     LOG_LEVEL: 'silent',
-    ...(await testStoreEnv(dir)),
+    ...(await testStoreEnv(dir, { fresh: options.dir === undefined })),
     ...env,
   });
   const server = await startServer(config, {

@@ -58,12 +58,16 @@ export async function freshDatabaseUrl(options: Record<string, string> = {}): Pr
 }
 
 /**
- * What a test's environment needs for its store, kept per directory: `{}` on SQLite (the file
- * in DATA_DIR), `{ DATABASE_URL }` on PostgreSQL.
+ * What a test's environment needs for its store: `{}` on SQLite (the file in DATA_DIR),
+ * `{ DATABASE_URL }` on PostgreSQL. `fresh` (a new t.testdir(), which tap empties) gives a new
+ * database; otherwise the one last given for this directory (a restart over the same store).
  */
-export async function testStoreEnv(dir: string): Promise<Record<string, string>> {
+export async function testStoreEnv(
+  dir: string,
+  options: { fresh: boolean } = { fresh: true },
+): Promise<Record<string, string>> {
   if (!onPostgres()) return {};
-  let url = databases.get(dir);
+  let url = options.fresh ? undefined : databases.get(dir);
   if (!url) {
     url = freshDatabaseUrl();
     databases.set(dir, url);

@@ -4,6 +4,7 @@ import Cursor from 'pg-cursor';
 import type { Database } from '../schema.js';
 import type { Db, PostgresLocation, Store } from '../store.js';
 import { ChangeListener } from './changes.js';
+import { writeLockPostgresDialect } from './driver.js';
 import { postgresSettings } from './settings.js';
 import { storeTypes } from './types.js';
 
@@ -29,7 +30,13 @@ export function openPostgresStore(
   // An idle client's error (a server restart) is emitted on the pool; unhandled, it would
   // end the process. The pool drops that client; the next checkout opens a new one.
   pool.on('error', (error) => options.onPoolError?.(error));
-  const db: Db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  // A checked-out connection that dies between two statements emits 'error' on itself;
+  // the statement in flight (or the next) fails, and the pool drops the connection on its
+  // release. Without a listener the event would end the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db: Db = new Kysely<Database>({
+    dialect: writeLockPostgresDialect({ pool, cursor: Cursor }),
+  });
   let listener: ChangeListener | undefined;
   return {
     db,

@@ -22,8 +22,9 @@ export async function insertLockWaiter(
   const queued = await db
     .insertInto('pipeline_lock_waiters')
     .values(waiter)
+    .returning('ticket')
     .executeTakeFirstOrThrow();
-  return Number(queued.insertId);
+  return Number(queued.ticket);
 }
 
 export function selectLockWaitersBefore(db: Db, ticket: number): Promise<PipelineLockWaiterRow[]> {
