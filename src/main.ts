@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { ConfigError, loadEnvFile } from './config.js';
+import { ConfigError, loadConfig, loadEnvFile } from './config.js';
+import { storeOpenFailure } from './db/store.js';
 import { UsageError } from './cli/args.js';
 import { analyticsHelp, runAnalytics } from './cli/analytics.js';
 import { buildHelp, runBuild } from './cli/build.js';
@@ -88,6 +89,12 @@ async function main(argv: string[]): Promise<number> {
     if (err instanceof ConfigError) {
       console.error(`agentshelf: configuration error: ${err.message}`);
       return 2;
+    }
+    // PostgreSQL down or refusing us: one line naming host:port, not a stack.
+    const failure = storeOpenFailure(loadConfig(), err);
+    if (failure) {
+      console.error(`agentshelf ${verb}: ${failure}`);
+      return 1;
     }
     throw err;
   }

@@ -31,8 +31,7 @@ at the target and start serve to use it.`;
 /** The target of --to, or a UsageError naming the flag. */
 export function parseStoreTarget(to: string): StoreLocation {
   if (/^postgres(ql)?:\/\//i.test(to)) {
-    // The PostgreSQL store's location (branch pg): { dialect: 'postgres', url }.
-    return { dialect: 'postgres', url: to } as unknown as StoreLocation;
+    return { dialect: 'postgres', url: to };
   }
   if (to.startsWith('sqlite:')) {
     const file = to.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -54,8 +53,7 @@ export function redactUrl(url: string): string {
 }
 
 function describe(location: StoreLocation): string {
-  const { url } = location as unknown as { url?: string };
-  return url !== undefined ? redactUrl(url) : describeLocation(location);
+  return describeLocation(location);
 }
 
 function sameStore(a: StoreLocation, b: StoreLocation): boolean {

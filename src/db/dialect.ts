@@ -1,16 +1,16 @@
 import type { QueryExecutorProvider, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { Executor } from './transaction.js';
+import { isPostgres, postgresSql } from './postgres/dialect-sql.js';
 import { isSqlite, sqliteSql } from './sqlite/dialect-sql.js';
 
 /**
  * The SQL that differs between the databases the store can run on, behind one interface:
  * queries ask `dialectOf(db)` instead of writing SQLite's functions in place, so a PostgreSQL
  * store fills this in (db/postgres/dialect-sql.ts) and the queries stay as they are.
- * Migrations are frozen history and keep their SQLite triggers; the SQLite JSON fast path of
- * the product list (queries/products.ts) is SQLite's own by design.
+ * Migrations branch on the dialect where their SQL must differ (db/migrations/dialect.ts).
  */
 export interface DialectSql {
-  name: 'sqlite';
+  name: 'sqlite' | 'postgres';
   /** Bound parameters one statement may carry (SQLite 32,766; PostgreSQL 65,535). */
   maxBindParameters: number;
   /**
@@ -57,11 +57,24 @@ export interface DialectSql {
    * what turns them back on, to call before the commit.
    */
   suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
+  /**
+   * The column, written so the planner does not pick an index on it (SQLite's unary plus;
+   * PostgreSQL's planner costs its choices itself, so the column as it is).
+   */
+  unindexed(column: string): RawBuilder<unknown>;
+  /** One product row (the `products` columns in scope) as its API JSON, UTF-8 bytes. */
+  productJson: RawBuilder<Buffer>;
+  /**
+   * The rows in scope as a JSON array of their API JSON, by creation time, then id, UTF-8
+   * bytes (an aggregate: `[]` for no rows).
+   */
+  productArrayJson: RawBuilder<Buffer>;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */
 export function dialectOf(db: QueryExecutorProvider): DialectSql {
   if (isSqlite(db)) return sqliteSql;
+  if (isPostgres(db)) return postgresSql;
   const adapter = db.getExecutor().adapter.constructor.name;
   throw new Error(`dialectOf: no DialectSql for the database behind adapter ${adapter}`);
 }

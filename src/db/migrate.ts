@@ -1,11 +1,18 @@
 import { Migrator, type MigrationResult } from 'kysely/migration';
 import type { Db } from './store.js';
 import { migrations } from './migrations/index.js';
+import { PostgresColumnTypesPlugin } from './postgres/column-types.js';
+import { isPostgres } from './postgres/dialect-sql.js';
 
-/** Brings the store to the latest schema. Returns the migrations applied by this call. */
+/**
+ * Brings the store to the latest schema. Returns the migrations applied by this call.
+ * On PostgreSQL, Kysely's Migrator runs every pending migration in one transaction (its
+ * adapter supports transactional DDL), under an advisory lock: a migration failing half-way
+ * leaves the schema as it was, and two processes starting at once migrate once.
+ */
 export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
   const migrator = new Migrator({
-    db,
+    db: isPostgres(db) ? db.withPlugin(new PostgresColumnTypesPlugin()) : db,
     provider: { getMigrations: async () => migrations },
   });
   const { error, results } = await migrator.migrateToLatest();

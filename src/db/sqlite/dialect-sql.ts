@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
+import { productArrayJsonBlob, productJsonBlob } from './product-json.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
 export function isSqlite(db: QueryExecutorProvider): boolean {
@@ -47,4 +48,8 @@ export const sqliteSql: DialectSql = {
       for (const trigger of rows) await sql.raw(trigger.sql).execute(trx);
     };
   },
+  // The documented unary-plus hint: `+category` keeps SQLite off the category index.
+  unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
+  productJson: productJsonBlob,
+  productArrayJson: productArrayJsonBlob,
 };
