@@ -12,7 +12,9 @@ import { isPostgres } from './postgres/dialect-sql.js';
  */
 export async function migrateToLatest(
   db: Db,
-  options: { /** Tests: these in place of the project's. */ migrations?: Record<string, Migration> } = {},
+  options: {
+    /** Tests: these in place of the project's. */ migrations?: Record<string, Migration>;
+  } = {},
 ): Promise<MigrationResult[]> {
   const all = options.migrations ?? migrations;
   const migrator = new Migrator({

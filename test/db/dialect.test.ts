@@ -12,9 +12,10 @@ import { dialectOf } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openStore } from '../../src/db/store.js';
 import { insertAuditEntries } from '../../src/domain/audit/log.js';
+import { testStoreConfig } from '../support/store.js';
 
 async function migratedStore(t: Test) {
-  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   return store;

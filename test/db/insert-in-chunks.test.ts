@@ -5,10 +5,11 @@ import { insertInChunks, insertValuesInChunks } from '../../src/db/insert-in-chu
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { NewInteractionRow } from '../../src/db/schema.js';
 import { openStore, type Db } from '../../src/db/store.js';
+import { testStoreConfig } from '../support/store.js';
 
 /** A migrated store on a real file, and the rows each statement it runs inserts. */
 async function storeWithStatementLog(t: Test) {
-  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   const inserted: number[] = [];
