@@ -45,7 +45,7 @@ TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page
 # nothing store-specific (browsers, the one-file binary, crash and signal tests) run once, on
 # SQLite.
 TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/transaction.test.ts \
-  test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts \
+  test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts test/db/sqlite/product-json.test.ts \
   test/http/products.test.ts test/http/product-json.test.ts test/http/api-keys.test.ts \
   test/http/limits.test.ts test/http/audit-log.test.ts test/http/idempotency.test.ts \
   test/http/feeds.test.ts test/http/integrations.test.ts test/http/integrations-shopify.test.ts \
