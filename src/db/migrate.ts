@@ -1,4 +1,4 @@
-import { Migrator, type MigrationResult } from 'kysely/migration';
+import { Migrator, type Migration, type MigrationResult } from 'kysely/migration';
 import type { Db } from './store.js';
 import { migrations } from './migrations/index.js';
 import { PostgresColumnTypesPlugin } from './postgres/column-types.js';
@@ -10,10 +10,16 @@ import { isPostgres } from './postgres/dialect-sql.js';
  * adapter supports transactional DDL), under an advisory lock: a migration failing half-way
  * leaves the schema as it was, and two processes starting at once migrate once.
  */
-export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
+export async function migrateToLatest(
+  db: Db,
+  options: {
+    /** Tests: these in place of the project's. */ migrations?: Record<string, Migration>;
+  } = {},
+): Promise<MigrationResult[]> {
+  const all = options.migrations ?? migrations;
   const migrator = new Migrator({
     db: isPostgres(db) ? db.withPlugin(new PostgresColumnTypesPlugin()) : db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => all },
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

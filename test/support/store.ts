@@ -82,3 +82,15 @@ export function skipOnPostgres(t: Test, reason: string): boolean {
   t.pass(`skipped on PostgreSQL: ${reason}`);
   return true;
 }
+
+/**
+ * What openStore needs for a test's own store: the SQLite file given, or (on PostgreSQL) a
+ * fresh database's DATABASE_URL beside it.
+ */
+export async function testStoreConfig(
+  file: string,
+): Promise<{ DATABASE_FILE: string; DATABASE_URL?: string }> {
+  return onPostgres()
+    ? { DATABASE_FILE: file, DATABASE_URL: await freshDatabaseUrl() }
+    : { DATABASE_FILE: file };
+}

@@ -41,15 +41,20 @@ export function openPostgresStore(
   return {
     db,
     location,
-    // Readers share the pool (its connections are interchangeable): destroying a reader
-    // releases nothing but its own Kysely, never the store's pool.
-    openReader: () =>
-      new Kysely<Database>({
-        dialect: new PostgresDialect({
-          pool: { connect: () => pool.connect(), end: async () => {}, options: pool.options },
-          cursor: Cursor,
-        }),
-      }),
+    // A reader streams (a cursor holds its connection to the end) beside the main pool: a
+    // pool of its own, two connections, read-only; destroy() closes it.
+    openReader: () => {
+      const readerPool = new pg.Pool({
+        ...config,
+        max: 2,
+        options: '-c default_transaction_read_only=on',
+      });
+      readerPool.on('error', (error) => options.onPoolError?.(error));
+      readerPool.on('connect', (client) => client.on('error', () => {}));
+      return new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: readerPool, cursor: Cursor }),
+      });
+    },
     externalChanges: () => {
       // Opened on first use: only a process that caches (serve) holds a LISTEN connection.
       listener ??= new ChangeListener({ ...settings.pool, types: storeTypes });
