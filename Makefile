@@ -39,11 +39,30 @@ TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page
   test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts \
   test/db/store.test.ts test/http/idempotency-crash.test.ts test/pipeline/stale-temporaries.test.ts \
   test/cli/settings.test.ts
+# The PostgreSQL pass of `make test` (AGENTSHELF_TEST_STORE=postgres, Node 26): the files that
+# exercise the store through the API, the domain and the pipeline, each on a fresh database of a
+# cluster the test process starts (test/support/postgres.ts). Slow end-to-end files that add
+# nothing store-specific (browsers, the one-file binary, crash and signal tests) run once, on
+# SQLite.
+TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/transaction.test.ts \
+  test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts test/db/sqlite/product-json.test.ts \
+  test/http/products.test.ts test/http/product-json.test.ts test/http/api-keys.test.ts \
+  test/http/limits.test.ts test/http/audit-log.test.ts test/http/idempotency.test.ts \
+  test/http/feeds.test.ts test/http/integrations.test.ts test/http/integrations-shopify.test.ts \
+  test/http/analytics/events.test.ts test/http/analytics/metrics.test.ts \
+  test/http/analytics/recording.test.ts test/http/discovery/server.test.ts \
+  test/webhooks/api.test.ts test/webhooks/delivery.test.ts test/webhooks/retention.test.ts \
+  test/pipeline/feed-formats.test.ts test/pipeline/feed-selection.test.ts \
+  test/pipeline/publish.test.ts test/pipeline/discovery-publish.test.ts \
+  test/reports/api.test.ts test/domain/access/rate-limiter.test.ts test/domain/changes.test.ts \
+  test/domain/audit/log.test.ts test/cli/keys.test.ts \
+  test/several/webhooks.test.ts test/several/lease.test.ts test/several/limits.test.ts \
+  test/several/pipeline-lock.test.ts test/cli/store-copy.test.ts
 comma := ,
 empty :=
 space := $(empty) $(empty)
 
-## Install from scratch, typecheck, lint, run every test on Node 26 and the runtime-bound ones on 24.
+## Install from scratch, typecheck, lint, run every test on Node 26, the runtime-bound ones on 24, the store-bound ones on PostgreSQL.
 test:
 	$(NODE) npm ci --ignore-scripts
 	$(NODE) npx tap build
@@ -52,7 +71,8 @@ test:
 	$(NODE) npx eslint .
 	$(NODE) npx prettier --check .
 	$(NODE) node build/test/support/run-tests.js --node=26 \
-	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24)))
+	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24))) \
+	  --node=26+AGENTSHELF_TEST_STORE=postgres:$(subst $(space),$(comma),$(strip $(TESTS_POSTGRES)))
 
 typecheck: install
 	$(NODE) npx tsc -p tsconfig.json --noEmit

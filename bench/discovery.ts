@@ -91,6 +91,7 @@ async function run(): Promise<void> {
 
     // (c) first, on the same warm database: the floor.
     let t0 = performance.now();
+    if (store.location.dialect !== 'sqlite') throw new Error('the discovery floor reads SQLite');
     const floorProducts = await buildFloor(
       store.location.file,
       path.join(work, 'floor'),

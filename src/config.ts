@@ -62,6 +62,18 @@ const ConfigSchema = z.object({
   AUDIT_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   AUDIT_FLUSH_ROWS: z.coerce.number().int().min(1).max(100_000).default(2000),
   USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  // --- Several processes on one store (issue 14, branch pgmulti) ---
+  /**
+   * How long a claimed webhook delivery stays with its process (renewed while it works):
+   * after a process is killed, another takes its deliveries over once this has passed.
+   */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * Where the burst and minute windows (and the month's check) live: `memory` (one process:
+   * the SQLite default) or `database` (shared by every process on the store: the PostgreSQL
+   * default). Unset: chosen by the store.
+   */
+  RATE_LIMIT_STORE: z.enum(['memory', 'database']).optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   DISCOVERY_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   DISCOVERY_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(1000),

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { ConfigError, loadEnvFile } from './config.js';
+import { ConfigError, loadConfig, loadEnvFile } from './config.js';
+import { storeOpenFailure } from './db/store.js';
 import { UsageError } from './cli/args.js';
 import { analyticsHelp, runAnalytics } from './cli/analytics.js';
 import { buildHelp, runBuild } from './cli/build.js';
@@ -9,6 +10,7 @@ import { migrateHelp, runMigrate } from './cli/migrate.js';
 import { openapiHelp, runOpenapi } from './cli/openapi.js';
 import { runSeed, seedHelp } from './cli/seed.js';
 import { runServe, serveHelp } from './cli/serve.js';
+import { runStore, storeHelp } from './cli/store.js';
 import { VERSION } from './version.js';
 
 interface Verb {
@@ -41,6 +43,11 @@ const VERBS: Record<string, Verb> = {
     summary: 'list and sync integrations, rotate the credentials key',
     help: integrationsHelp,
     run: runIntegrations,
+  },
+  store: {
+    summary: 'copy the store to PostgreSQL or SQLite (store copy --to URL)',
+    help: storeHelp,
+    run: runStore,
   },
 };
 
@@ -82,6 +89,12 @@ async function main(argv: string[]): Promise<number> {
     if (err instanceof ConfigError) {
       console.error(`agentshelf: configuration error: ${err.message}`);
       return 2;
+    }
+    // PostgreSQL down or refusing us: one line naming host:port, not a stack.
+    const failure = storeOpenFailure(loadConfig(), err);
+    if (failure) {
+      console.error(`agentshelf ${verb}: ${failure}`);
+      return 1;
     }
     throw err;
   }

@@ -8,7 +8,8 @@ import { startDiscoveryServer, type DiscoveryServer } from './http/discovery/ser
 import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/access/api-keys.js';
 import { AuditWriter } from './domain/audit/writer.js';
 import { monthOf, MonthlyUsage } from './domain/access/monthly-usage.js';
-import { RateLimiter } from './domain/access/rate-limiter.js';
+import { RateLimiter, type Limiter } from './domain/access/rate-limiter.js';
+import { SharedRateLimiter } from './domain/access/shared-rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
 import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './domain/reports/worker.js';
@@ -69,6 +70,16 @@ export interface StartOptions {
 }
 
 /**
+ * The per-key limiter: in memory for one process on SQLite, in the store when several
+ * processes share it (RATE_LIMIT_STORE, by default `database` on PostgreSQL).
+ */
+function createLimiter(config: Config, store: Store, usage: MonthlyUsage): Limiter {
+  const where =
+    config.RATE_LIMIT_STORE ?? (store.location.dialect === 'sqlite' ? 'memory' : 'database');
+  return where === 'database' ? new SharedRateLimiter(store.db, usage) : new RateLimiter(usage);
+}
+
+/**
  * Opens and migrates the store, then serves the platform API on HOST:PORT
  * (port 0 picks a free one). The caller decides what to do with signals.
  */
@@ -115,7 +126,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     now,
     keyCache: new ApiKeyCache(store.externalChanges),
     lifecycle: { shuttingDown: false },
-    ...(usage ? { limiter: new RateLimiter(usage) } : {}),
+    ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
     ...(audit ? { audit } : {}),
     accessLog: new RequestLog(store.db, options.logger, { currency: config.DEFAULT_CURRENCY }),
   };

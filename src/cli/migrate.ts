@@ -5,8 +5,9 @@ import { parseVerbArgs } from './args.js';
 
 export const migrateHelp = `Usage: agentshelf migrate [--json]
 
-Brings the store (DATA_DIR/agentshelf.sqlite) to the latest schema. Safe to run again:
-migrations already applied are skipped. serve also migrates at start.`;
+Brings the store (DATA_DIR/agentshelf.sqlite, or the PostgreSQL database of DATABASE_URL)
+to the latest schema. Safe to run again: migrations already applied are skipped. serve also
+migrates at start.`;
 
 export async function runMigrate(argv: string[]): Promise<number> {
   const { values } = parseVerbArgs(argv, {});

@@ -1,15 +1,16 @@
-import type { QueryExecutorProvider, RawBuilder } from 'kysely';
+import type { QueryExecutorProvider, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { Executor } from './transaction.js';
+import { isPostgres, postgresSql } from './postgres/dialect-sql.js';
 import { isSqlite, sqliteSql } from './sqlite/dialect-sql.js';
 
 /**
  * The SQL that differs between the databases the store can run on, behind one interface:
  * queries ask `dialectOf(db)` instead of writing SQLite's functions in place, so a PostgreSQL
  * store fills this in (db/postgres/dialect-sql.ts) and the queries stay as they are.
- * Migrations are frozen history and keep their SQLite triggers; the SQLite JSON fast path of
- * the product list (queries/products.ts) is SQLite's own by design.
+ * Migrations branch on the dialect where their SQL must differ (db/migrations/dialect.ts).
  */
 export interface DialectSql {
-  name: 'sqlite';
+  name: 'sqlite' | 'postgres';
   /** Bound parameters one statement may carry (SQLite 32,766; PostgreSQL 65,535). */
   maxBindParameters: number;
   /**
@@ -20,11 +21,60 @@ export interface DialectSql {
   dayOf(column: string): RawBuilder<string>;
   /** The member `key` of a JSON object stored in `column`, as SQL text (null when absent). */
   jsonMember(column: string, key: string): RawBuilder<string | null>;
+
+  // --- Several processes on one store (issue 14, branch pgmulti) ---
+
+  /**
+   * A select that locks the rows it returns, skipping rows another transaction holds
+   * (PostgreSQL `FOR UPDATE SKIP LOCKED`). SQLite has one writer at a time, so a write
+   * transaction already holds everything: the query is returned as it is.
+   */
+  lockSkipLocked<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+  ): SelectQueryBuilder<DB, TB, O>;
+  /**
+   * Called in a transaction that inserts outbox events, before the insert. PostgreSQL hands
+   * out sequence numbers before commit, so events can commit out of seq order; writers hold
+   * a shared lock that the outbox reader takes exclusively (lockOutbox), so the reader never
+   * sees seq N+1 while N may still commit. SQLite commits one writer at a time: nothing to do.
+   */
+  lockOutboxForWrite(trx: Executor): Promise<void>;
+  /** Called first in the outbox reader's (fan-out's) transaction: see lockOutboxForWrite. */
+  lockOutbox(trx: Executor): Promise<void>;
+  /**
+   * After rows were copied in with explicit ids (`store copy`): the table's generated-id
+   * sequence continues after the largest id. SQLite's AUTOINCREMENT already does.
+   */
+  continueSequences(db: QueryExecutorProvider, table: string): Promise<void>;
+  /**
+   * For each table, the tables its foreign keys reference (`store copy` writes parents
+   * before children).
+   */
+  foreignKeyParents(db: QueryExecutorProvider): Promise<Map<string, string[]>>;
+  /**
+   * Turns the schema's own triggers off in a transaction (`store copy` writes every table as
+   * it is, counters included, so a trigger must not count the rows a second time) and returns
+   * what turns them back on, to call before the commit.
+   */
+  suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
+  /**
+   * The column, written so the planner does not pick an index on it (SQLite's unary plus;
+   * PostgreSQL's planner costs its choices itself, so the column as it is).
+   */
+  unindexed(column: string): RawBuilder<unknown>;
+  /** One product row (the `products` columns in scope) as its API JSON, UTF-8 bytes. */
+  productJson: RawBuilder<Buffer>;
+  /**
+   * The rows in scope as a JSON array of their API JSON, by creation time, then id, UTF-8
+   * bytes (an aggregate: `[]` for no rows).
+   */
+  productArrayJson: RawBuilder<Buffer>;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */
 export function dialectOf(db: QueryExecutorProvider): DialectSql {
   if (isSqlite(db)) return sqliteSql;
+  if (isPostgres(db)) return postgresSql;
   const adapter = db.getExecutor().adapter.constructor.name;
   throw new Error(`dialectOf: no DialectSql for the database behind adapter ${adapter}`);
 }

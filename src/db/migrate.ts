@@ -1,12 +1,25 @@
-import { Migrator, type MigrationResult } from 'kysely/migration';
+import { Migrator, type Migration, type MigrationResult } from 'kysely/migration';
 import type { Db } from './store.js';
 import { migrations } from './migrations/index.js';
+import { PostgresColumnTypesPlugin } from './postgres/column-types.js';
+import { isPostgres } from './postgres/dialect-sql.js';
 
-/** Brings the store to the latest schema. Returns the migrations applied by this call. */
-export async function migrateToLatest(db: Db): Promise<MigrationResult[]> {
+/**
+ * Brings the store to the latest schema. Returns the migrations applied by this call.
+ * On PostgreSQL, Kysely's Migrator runs every pending migration in one transaction (its
+ * adapter supports transactional DDL), under an advisory lock: a migration failing half-way
+ * leaves the schema as it was, and two processes starting at once migrate once.
+ */
+export async function migrateToLatest(
+  db: Db,
+  options: {
+    /** Tests: these in place of the project's. */ migrations?: Record<string, Migration>;
+  } = {},
+): Promise<MigrationResult[]> {
+  const all = options.migrations ?? migrations;
   const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
+    db: isPostgres(db) ? db.withPlugin(new PostgresColumnTypesPlugin()) : db,
+    provider: { getMigrations: async () => all },
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

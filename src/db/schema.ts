@@ -85,6 +85,23 @@ export interface ApiKeyUsageTable {
   requests: number;
 }
 
+/**
+ * A key's burst, minute and month windows when the limits live in the store
+ * (RATE_LIMIT_STORE=database): every process decides against the same row.
+ */
+export interface RateLimitWindowTable {
+  api_key_id: string;
+  burst_start_ms: number;
+  burst_count: number;
+  minute_start_ms: number;
+  minute_count: number;
+  /** `YYYY-MM`, UTC: the month month_count counts. */
+  month: string;
+  month_count: number;
+  /** 1 when the last request was let through (and counted), 0 when it was refused. */
+  last_allowed: number;
+}
+
 /** One row per authenticated request (CONTRACT part 5), written in batches. */
 export interface AuditLogTable {
   id: Generated<number>;
@@ -159,6 +176,10 @@ export interface WebhookDeliveryTable {
   attempts: number;
   next_attempt_at: Timestamp | null;
   created_at: Timestamp;
+  /** The process sending it now (a random token per worker), or null. */
+  lease_owner: Generated<string | null>;
+  /** When that process's claim lapses and another may take the delivery over. */
+  lease_expires_at: Generated<Timestamp | null>;
 }
 
 export type AttemptTrigger = 'schedule' | 'manual' | 'test';
@@ -294,6 +315,7 @@ export interface Database {
   api_keys: ApiKeyTable;
   idempotency_keys: IdempotencyKeyTable;
   api_key_usage: ApiKeyUsageTable;
+  rate_limit_windows: RateLimitWindowTable;
   audit_log: AuditLogTable;
   discovery_brands: DiscoveryBrandTable;
   webhooks: WebhookTable;

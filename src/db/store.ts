@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import type { Database } from './schema.js';
+import { openPostgresStore, type PostgresStoreOptions } from './postgres/store.js';
+import { isPostgresUrl, postgresSettings } from './postgres/settings.js';
+import { unreachableStoreMessage } from './unavailable.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/store.js';
 
 /**
@@ -17,12 +20,18 @@ export interface SqliteLocation {
   file: string;
 }
 
+/** Where a PostgreSQL store lives: DATABASE_URL (db/postgres/settings.ts). */
+export interface PostgresLocation {
+  dialect: 'postgres';
+  /** The whole DATABASE_URL, password and options included: never log it (describeLocation). */
+  url: string;
+}
+
 /**
  * Where a store lives, as plain data: it crosses to a worker thread (structured clone), which
- * opens its own connection with openStoreAt. A PostgreSQL store adds `{ dialect: 'postgres',
- * url }` to the union.
+ * opens its own connection with openStoreAt.
  */
-export type StoreLocation = SqliteLocation;
+export type StoreLocation = SqliteLocation | PostgresLocation;
 
 export interface Store {
   /** The main connection: every write, and the reads of requests. */
@@ -43,16 +52,25 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type StoreOptions = SqliteStoreOptions;
+export type StoreOptions = SqliteStoreOptions & PostgresStoreOptions;
 
 /** Where the configured store lives. */
 export function storeLocation(
   config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>,
 ): StoreLocation {
   if (config.DATABASE_URL) {
-    throw new Error(
-      'DATABASE_URL is set, but this build of agentshelf supports the embedded SQLite store only; unset DATABASE_URL to use DATA_DIR.',
-    );
+    if (!isPostgresUrl(config.DATABASE_URL)) {
+      throw new ConfigError(
+        'DATABASE_URL: the scheme must be postgres:// or postgresql:// (unset DATABASE_URL for the SQLite file in DATA_DIR)',
+      );
+    }
+    // Read now, so a bad URL fails at start with a message naming the option.
+    try {
+      postgresSettings(config.DATABASE_URL);
+    } catch (err) {
+      throw new ConfigError((err as Error).message, { cause: err });
+    }
+    return { dialect: 'postgres', url: config.DATABASE_URL };
   }
   return { dialect: 'sqlite', file: config.DATABASE_FILE };
 }
@@ -70,6 +88,8 @@ export function openStoreAt(location: StoreLocation, options: StoreOptions = {})
   switch (location.dialect) {
     case 'sqlite':
       return openSqliteStore(location, options);
+    case 'postgres':
+      return openPostgresStore(location, options);
     default:
       throw new Error(
         `store location: dialect ${JSON.stringify((location as { dialect: unknown }).dialect)} is not supported`,
@@ -77,7 +97,26 @@ export function openStoreAt(location: StoreLocation, options: StoreOptions = {})
   }
 }
 
+/**
+ * The one line to print when a command could not open the store because PostgreSQL refused
+ * or could not be reached (host:port from DATABASE_URL, never the password); undefined for
+ * other errors.
+ */
+export function storeOpenFailure(
+  config: Pick<Config, 'DATABASE_URL'>,
+  err: unknown,
+): string | undefined {
+  if (!config.DATABASE_URL || !isPostgresUrl(config.DATABASE_URL)) return undefined;
+  let address: string;
+  try {
+    address = postgresSettings(config.DATABASE_URL).address;
+  } catch {
+    return undefined;
+  }
+  return unreachableStoreMessage(err, address);
+}
+
 /** A location for logs and messages (the file, or a URL without its password). */
 export function describeLocation(location: StoreLocation): string {
-  return location.file;
+  return location.dialect === 'sqlite' ? location.file : postgresSettings(location.url).display;
 }

@@ -74,7 +74,10 @@ export function createAdmission(deps: AppDeps): Admit {
     }
     state.key = key;
     state.auditKeyId = key.id;
-    if (deps.limiter) limitRequest(ctx, deps.limiter, key);
+    if (deps.limiter) {
+      const decided = limitRequest(ctx, deps.limiter, key);
+      if (decided) await decided;
+    }
     if (!allowed.includes(key.level)) {
       throw new AppError(
         'forbidden',

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../db/unavailable.js';
 import { AppError, type ErrorKind } from '../errors.js';
 import { requestState } from './request-state.js';
 
@@ -66,10 +67,28 @@ function fromLibraryError(err: unknown): AppError | undefined {
   return undefined;
 }
 
+/** A store error as one short line for the log (its code and message: never a URL). */
+function storeErrorText(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown };
+  return [e.code, e.message].filter((x) => typeof x === 'string').join(': ');
+}
+
 /** Writes the error response for any thrown value. Unexpected errors become a generic 500. */
 export function writeError(ctx: Koa.Context, err: unknown, logger: Logger): void {
   let appError = err instanceof AppError ? err : fromLibraryError(err);
   const requestId = requestState(ctx).requestId;
+  if (!appError && isStoreUnavailable(err)) {
+    // PostgreSQL restarting or out of reach: the client retries; nothing to report but a line.
+    logger.warn(
+      { request_id: requestId, method: ctx.method, path: ctx.path, reason: storeErrorText(err) },
+      'store unavailable',
+    );
+    appError = new AppError(
+      'unavailable',
+      'The store is unavailable for a moment; retry after the Retry-After seconds.',
+      { retryAfter: STORE_RETRY_AFTER_SECONDS },
+    );
+  }
   if (!appError || appError.kind === 'internal') {
     logger.error(
       { err, request_id: requestId, method: ctx.method, path: ctx.path },

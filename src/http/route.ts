@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/store.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { AuditWriter } from '../domain/audit/writer.js';
-import type { RateLimiter } from '../domain/access/rate-limiter.js';
+import type { Limiter } from '../domain/access/rate-limiter.js';
 import type { ApiKeyCache } from '../domain/access/api-keys.js';
 import type { WebhookWorker } from '../domain/webhooks/worker.js';
 import type { RequestLog } from './discovery/request-log.js';
@@ -27,7 +27,7 @@ export interface AppDeps {
   /** Set when the server is draining: new requests get 503. */
   lifecycle: { shuttingDown: boolean };
   /** Per-key limits; absent when RATE_LIMITS=off. */
-  limiter?: RateLimiter;
+  limiter?: Limiter;
   /** The audit log's batched writer; absent when AUDIT_LOG=off. */
   audit?: AuditWriter;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */

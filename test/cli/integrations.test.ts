@@ -215,7 +215,13 @@ t.test(
     );
     feeds.set('/openai.jsonl', fixture);
     const server = await startTestServer(t, PRIVATE);
-    const env = { DATA_DIR: server.dir, ...PRIVATE, FEEDS_URL: 'https://feeds.example.com' };
+    const env = {
+      DATA_DIR: server.dir,
+      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+      ...PRIVATE,
+      FEEDS_URL: 'https://feeds.example.com',
+    };
     const id = (
       await server.request('POST', '/v1/integrations', {
         body: { platform: 'feed', settings: { url: feeds.url('/openai.jsonl') } },
@@ -264,7 +270,10 @@ t.test(
       cli.stderr,
       new RegExp(`A sync of integration '${id}' is running \\(${started.body.id}`),
     );
-    const listed = await runCliAsync(['integrations', 'list', '--json'], { DATA_DIR: server.dir });
+    const listed = await runCliAsync(['integrations', 'list', '--json'], {
+      DATA_DIR: server.dir,
+      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+    });
     t.match(
       JSON.parse(listed.stdout),
       [{ id, sync_status: 'running' }],

@@ -4,7 +4,10 @@ import { startTestServer } from '../support/server.js';
 
 t.test('keys create, list and revoke act on the store a running server uses', async (t) => {
   const s = await startTestServer(t);
-  const env = { DATA_DIR: s.dir };
+  const env = {
+    DATA_DIR: s.dir,
+    ...(s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : {}),
+  };
 
   const created = await runCliAsync(
     ['keys', 'create', '--level', 'read_only', '--plan', 'pro', '--rpm', '5', '--name', 'cli key'],

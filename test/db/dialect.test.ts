@@ -2,9 +2,9 @@ import path from 'node:path';
 import {
   DummyDriver,
   Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
+  MysqlAdapter,
+  MysqlIntrospector,
+  MysqlQueryCompiler,
   sql,
 } from 'kysely';
 import t, { type Test } from 'tap';
@@ -12,33 +12,38 @@ import { dialectOf } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openStore } from '../../src/db/store.js';
 import { insertAuditEntries } from '../../src/domain/audit/log.js';
+import { onPostgres, testStoreConfig } from '../support/store.js';
 
 async function migratedStore(t: Test) {
-  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   return store;
 }
 
-t.test('dialectOf names SQLite for the store and for a transaction on it', async (t) => {
-  const store = await migratedStore(t);
-  t.equal(dialectOf(store.db).name, 'sqlite');
-  t.equal(dialectOf(store.db).maxBindParameters, 32_766);
-  await store.db.transaction().execute(async (trx) => {
-    t.equal(dialectOf(trx).name, 'sqlite');
-  });
-});
+t.test(
+  "dialectOf names the store's database, for the store and for a transaction on it",
+  async (t) => {
+    const store = await migratedStore(t);
+    const [name, limit] = onPostgres() ? ['postgres', 65_535] : ['sqlite', 32_766];
+    t.equal(dialectOf(store.db).name, name);
+    t.equal(dialectOf(store.db).maxBindParameters, limit);
+    await store.db.transaction().execute(async (trx) => {
+      t.equal(dialectOf(trx).name, name);
+    });
+  },
+);
 
 t.test('dialectOf refuses a database it has no SQL for, naming the adapter', async (t) => {
-  const pg = new Kysely<object>({
+  const mysql = new Kysely<object>({
     dialect: {
-      createAdapter: () => new PostgresAdapter(),
+      createAdapter: () => new MysqlAdapter(),
       createDriver: () => new DummyDriver(),
-      createIntrospector: (db) => new PostgresIntrospector(db),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
+      createIntrospector: (db) => new MysqlIntrospector(db),
+      createQueryCompiler: () => new MysqlQueryCompiler(),
     },
   });
-  t.throws(() => dialectOf(pg), /no DialectSql for the database behind adapter PostgresAdapter/);
+  t.throws(() => dialectOf(mysql), /no DialectSql for the database behind adapter MysqlAdapter/);
 });
 
 t.test('dayOf groups stored timestamps by their UTC day', async (t) => {
@@ -77,7 +82,7 @@ t.test('jsonMember reads a member of a JSON column, null when absent', async (t)
   const member = dialectOf(store.db).jsonMember('attributes', 'item_group_id');
   const rows = await sql<{
     v: string | null;
-  }>`select ${member} as v from (select '{"item_group_id":"g1"}' as attributes union all select '{}')`.execute(
+  }>`select ${member} as v from (select '{"item_group_id":"g1"}' as attributes union all select '{}') as t`.execute(
     store.db,
   );
   t.same(

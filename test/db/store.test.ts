@@ -2,15 +2,42 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { openStore, openStoreAt, storeLocation } from '../../src/db/store.js';
+import { openStore, openStoreAt, storeLocation, type Store } from '../../src/db/store.js';
+import { freshDatabaseUrl, onPostgres } from '../support/store.js';
 
+/** A migrated store: a SQLite file, or (AGENTSHELF_TEST_STORE=postgres) a fresh database. */
 async function migratedStore(t: Test) {
   const file = path.join(t.testdir({}), 'store.sqlite');
-  const store = openStore({ DATABASE_FILE: file });
+  const store = openStore({
+    DATABASE_FILE: file,
+    DATABASE_URL: onPostgres() ? await freshDatabaseUrl() : undefined,
+  });
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   return { store, file };
 }
+
+/** Waits until externalChanges holds still (PostgreSQL: its LISTEN connection is up). */
+async function settled(store: Store): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const a = store.externalChanges();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    if (store.externalChanges() === a) return a;
+    if (Date.now() > deadline) throw new Error('externalChanges never settled');
+  }
+}
+
+const key = {
+  id: 'key_1',
+  level: 'admin' as const,
+  environment: 'live',
+  key_hash: 'hash',
+  key_prefix: 'ak_live_',
+  last4: 'abcd',
+  plan: 'free',
+  created_at: '2026-11-21T10:00:00.000Z',
+};
 
 const brand = (i: number) => ({
   name: `brand ${i}`,
@@ -18,12 +45,18 @@ const brand = (i: number) => ({
   created_at: '2026-11-21T10:00:00.000Z',
 });
 
-t.test('the location names the dialect and the file; DATABASE_URL is refused', async (t) => {
-  const { store, file } = await migratedStore(t);
-  t.same(store.location, { dialect: 'sqlite', file });
+t.test('the location names the dialect and the file, or the PostgreSQL URL', async (t) => {
+  const { file } = await migratedStore(t);
+  t.same(storeLocation({ DATABASE_FILE: file }), { dialect: 'sqlite', file });
+  const url = 'postgres://u:secret@db.example.com:6543/shop?pool_size=3';
+  t.same(storeLocation({ DATABASE_URL: url, DATABASE_FILE: file }), { dialect: 'postgres', url });
+  t.throws(
+    () => storeLocation({ DATABASE_URL: 'mysql://x/y', DATABASE_FILE: file }),
+    /DATABASE_URL: the scheme must be postgres/,
+  );
   t.throws(
     () => storeLocation({ DATABASE_URL: 'postgres://x', DATABASE_FILE: file }),
-    /DATABASE_URL is set/,
+    /DATABASE_URL: the database name/,
   );
   t.throws(() => openStoreAt({ dialect: 'oracle' } as never), /dialect "oracle" is not supported/);
 });
@@ -36,7 +69,10 @@ t.test('a reader sees what the main connection committed, and cannot write', asy
   await store.db.insertInto('discovery_brands').values(brand(1)).execute();
   const seen = await reader.selectFrom('discovery_brands').select('name').execute();
   t.same(seen, [{ name: 'brand 1' }]);
-  await t.rejects(reader.insertInto('discovery_brands').values(brand(2)).execute(), /readonly/);
+  await t.rejects(
+    reader.insertInto('discovery_brands').values(brand(2)).execute(),
+    /readonly|read-only/,
+  );
 });
 
 t.test('streaming on a reader while the main connection runs queries does not hang', async (t) => {
@@ -71,14 +107,19 @@ t.test('streaming on a reader while the main connection runs queries does not ha
   t.equal(Number(counted.n), 50);
 });
 
-t.test('externalChanges moves when another connection commits', async (t) => {
+t.test('externalChanges moves when another connection revokes a key', async (t) => {
   const { store } = await migratedStore(t);
   const other = openStoreAt(store.location);
   t.teardown(() => other.close());
-  const before = store.externalChanges();
-  await other.db.insertInto('discovery_brands').values(brand(1)).execute();
-  // data_version is read at most once a millisecond.
-  const deadline = Date.now() + 5000;
+  await other.db.insertInto('api_keys').values(key).execute();
+  const before = await settled(store);
+  await other.db
+    .updateTable('api_keys')
+    .set({ revoked_at: '2026-11-21T11:00:00.000Z' })
+    .where('id', '=', key.id)
+    .execute();
+  // data_version is read at most once a millisecond; a NOTIFY arrives in about as long.
+  const deadline = Date.now() + 1000;
   while (store.externalChanges() === before) {
     if (Date.now() > deadline) throw new Error('externalChanges did not move');
     await new Promise((resolve) => setImmediate(resolve));

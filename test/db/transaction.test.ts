@@ -3,9 +3,10 @@ import t, { type Test } from 'tap';
 import { openStore } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { afterCommit, withTransaction } from '../../src/db/transaction.js';
+import { testStoreConfig } from '../support/store.js';
 
 async function store(t: Test) {
-  const opened = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const opened = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => opened.close());
   await migrateToLatest(opened.db);
   return opened.db;

@@ -7,9 +7,10 @@ import { changesOf, type StoreChange } from '../../src/domain/changes.js';
 import { createFeed } from '../../src/domain/feeds/feeds.js';
 import { createProduct, deleteProduct, updateProduct } from '../../src/domain/products/products.js';
 import { createWebhook } from '../../src/domain/webhooks/webhooks.js';
+import { testStoreConfig } from '../support/store.js';
 
 async function store(t: Test) {
-  const opened = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const opened = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => opened.close());
   await migrateToLatest(opened.db);
   return opened.db;
@@ -86,6 +87,8 @@ t.test('a rolled-back write announces nothing', async (t) => {
     /already exists/,
   );
   t.equal(heard.filter((h) => h.change === 'catalogueChanged').length, 1, 'only the first create');
+  // The listener's reads end before the store closes.
+  await Promise.all(heard.map((h) => h.committed));
 });
 
 t.test('each store has its own notifier', async (t) => {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { productBody, startTestServer } from '../support/server.js';
@@ -235,9 +236,14 @@ t.test(
 t.test('a 500 shows no internals and is logged with its request id', async (t) => {
   const s = await startTestServer(t);
   // Break the store from outside, as a disk or operator error would.
-  const other = new Database(s.server.store.location.file);
-  other.exec('DROP TABLE products');
-  other.close();
+  const location = s.server.store.location;
+  if (location.dialect === 'sqlite') {
+    const other = new Database(location.file);
+    other.exec('DROP TABLE products');
+    other.close();
+  } else {
+    await sql`drop table products cascade`.execute(s.server.store.db);
+  }
   const res = await s.request('GET', '/v1/products/x', { headers: { prefer: 'envelope' } });
   t.equal(res.status, 500);
   t.equal(res.body.error.code, 'INTERNAL_ERROR');

@@ -41,6 +41,7 @@ export function cliEnv(s: TestServer, extra: Record<string, string> = {}): Recor
     PATH: process.env.PATH ?? '',
     DATA_DIR: s.dir,
     PUBLIC_DIR: s.config.PUBLIC_DIR,
+    ...(s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : {}),
     LOG_LEVEL: 'warn',
     ...extra,
   };

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Db, type Store } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
+import { testStoreEnv } from './store.js';
 
 export interface TestStore {
   store: Store;
@@ -13,7 +14,10 @@ export interface TestStore {
   dir: string;
 }
 
-/** A migrated SQLite store in the test's own directory, with PUBLIC_DIR beside it. */
+/**
+ * A migrated store (a SQLite file in the test's own directory, or a fresh PostgreSQL database
+ * with AGENTSHELF_TEST_STORE=postgres), with PUBLIC_DIR beside it.
+ */
 export async function startTestStore(
   t: Test,
   env: Record<string, string> = {},
@@ -26,6 +30,7 @@ export async function startTestStore(
     PORT: '0',
     FEEDS_PORT: '0',
     LOG_LEVEL: 'silent',
+    ...(await testStoreEnv(dir)),
     ...env,
   });
   const store = openStore(config);

@@ -2,11 +2,13 @@
  * Runs the tap suite, on one or more Node runtimes, and ends with the line CI reads:
  * `N passed, M failed`.
  *
- *   node build/test/support/run-tests.js [--node=RUNTIME[:FILES]]... [tap args]
+ *   node build/test/support/run-tests.js [--node=RUNTIME[+NAME=VALUE]...[:FILES]]... [tap args]
  *
  * Each --node runs the suite through scripts/node.sh RUNTIME (24, 26, default or system),
  * one runtime after the other; FILES, comma-separated test/**.test.ts or build/test/**.test.js
- * paths, narrows that runtime to those files. Without --node the suite runs once on this node.
+ * paths, narrows that runtime to those files; each +NAME=VALUE is set in that pass's
+ * environment (`--node=26+AGENTSHELF_TEST_STORE=postgres:FILES`: those files on PostgreSQL).
+ * Without --node the suite runs once on this node.
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
  *
  * N and M count the named tests (each t.test of a file). A file that fails while none of its
@@ -34,6 +36,8 @@ interface Run {
   runtime: string | undefined;
   /** Test files (build/test/**.test.js); empty for the whole suite. */
   files: string[];
+  /** Set in the environment of this pass's tap run. */
+  env: Record<string, string>;
 }
 
 interface Tally {
@@ -61,9 +65,16 @@ function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
     const files = m[2] === undefined ? [] : m[2].split(',').filter(Boolean).map(builtTestFile);
     if (m[2] !== undefined && files.length === 0)
       throw new Error(`--node=${m[1]}: the file list after ':' is empty`);
-    runs.push({ runtime: m[1], files });
+    const [runtime, ...assignments] = m[1]!.split('+');
+    const env: Record<string, string> = {};
+    for (const a of assignments) {
+      const kv = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(a);
+      if (!kv) throw new Error(`--node=${m[1]}: '${a}' is not NAME=VALUE`);
+      env[kv[1]!] = kv[2]!;
+    }
+    runs.push({ runtime, files, env });
   }
-  if (runs.length === 0) runs.push({ runtime: undefined, files: [] });
+  if (runs.length === 0) runs.push({ runtime: undefined, files: [], env: {} });
   return { runs, tapArgs };
 }
 
@@ -105,7 +116,11 @@ async function runRuntime(run: Run, tapArgs: string[]): Promise<Tally> {
 function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
   const tap = ['npx', 'tap', '--reporter=tap', ...tapArgs, ...run.files];
   const [command, ...args] = run.runtime ? [NODE_SH, run.runtime, ...tap] : tap;
-  const child = spawn(command!, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command!, args, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...run.env },
+  });
   const tally: Tally = { passed: 0, failed: 0, failures: [] };
   let file = '';
   let fileFailed = 0;
@@ -176,7 +191,9 @@ for (const run of runs) {
   if (tally.failures.length)
     console.log(`\nfailed:\n${tally.failures.map((f) => `  - ${f}`).join('\n')}`);
   if (run.runtime) {
-    const summary = `Node ${run.runtime}: ${tally.passed} passed, ${tally.failed} failed`;
+    const settings = Object.entries(run.env).map(([k, v]) => `${k}=${v}`);
+    const label = `Node ${run.runtime}${settings.length ? ` (${settings.join(' ')})` : ''}`;
+    const summary = `${label}: ${tally.passed} passed, ${tally.failed} failed`;
     summaries.push(`${summary} (${scope} in ${seconds} s)`);
     console.log(`\n${summary}`);
   }

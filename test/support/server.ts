@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createApiKey } from '../../src/domain/access/api-keys.js';
 import type { KeyLevel } from '../../src/db/schema.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
+import { testStoreEnv } from './store.js';
 
 export interface Response<T = any> {
   status: number;
@@ -36,7 +37,8 @@ export interface TestServer {
 
 /**
  * Starts the real platform API on an ephemeral port over a real SQLite file in the test's
- * own directory, with one key of each level. Closed when the test ends.
+ * own directory (or a fresh PostgreSQL database with AGENTSHELF_TEST_STORE=postgres, kept
+ * for that directory), with one key of each level. Closed when the test ends.
  */
 export async function startTestServer(
   t: Test,
@@ -58,6 +60,11 @@ export async function startTestServer(
     PORT: '0',
     FEEDS_PORT: '0',
     LOG_LEVEL: 'silent',
+    // pgmulti: run any test file with the limits kept in the store (the PostgreSQL default).
+    ...(process.env.AGENTSHELF_TEST_RATE_LIMIT_STORE
+      ? { RATE_LIMIT_STORE: process.env.AGENTSHELF_TEST_RATE_LIMIT_STORE }
+      : {}),
+    ...(await testStoreEnv(dir, { fresh: options.dir === undefined })),
     ...env,
   });
   const server = await startServer(config, {

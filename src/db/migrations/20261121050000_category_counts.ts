@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
+import { isPostgres } from '../postgres/dialect-sql.js';
 
-// Frozen once landed: later changes go in new migrations.
+// Frozen once landed: later changes go in new migrations. (The PostgreSQL branch came with
+// PostgreSQL support; SQLite's statements are unchanged.)
 
 /**
  * Counts of products per (category, status), kept by triggers so that every write path (the
@@ -20,6 +22,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`insert into category_counts (category, status, count)
     select category, status, count(*) from products where category is not null
     group by category, status`.execute(db);
+  if (isPostgres(db)) await postgresTriggers(db);
+  else await sqliteTriggers(db);
+
+  await db.schema
+    .createIndex('products_category_status_created')
+    .on('products')
+    .columns(['category', 'status', 'created_at', 'id'])
+    .execute();
+  await db.schema.dropIndex('products_category').execute();
+}
+
+async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
   await sql`create trigger products_category_counts_insert after insert on products
     when new.category is not null
     begin
@@ -41,20 +55,41 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       update category_counts set count = count - 1
         where category = old.category and status = old.status;
     end`.execute(db);
+}
 
-  await db.schema
-    .createIndex('products_category_status_created')
-    .on('products')
-    .columns(['category', 'status', 'created_at', 'id'])
-    .execute();
-  await db.schema.dropIndex('products_category').execute();
+/** The same three triggers as PL/pgSQL: one function, row-level, after each change. */
+async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
+  await sql`create function products_category_counts() returns trigger language plpgsql as $$
+    begin
+      if tg_op in ('UPDATE', 'DELETE') and old.category is not null then
+        update category_counts set count = count - 1
+          where category = old.category and status = old.status;
+      end if;
+      if tg_op in ('INSERT', 'UPDATE') and new.category is not null then
+        insert into category_counts (category, status, count) values (new.category, new.status, 1)
+          on conflict (category, status) do update set count = category_counts.count + 1;
+      end if;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger products_category_counts_insert after insert on products
+    for each row when (new.category is not null)
+    execute function products_category_counts()`.execute(db);
+  await sql`create trigger products_category_counts_update after update of category, status on products
+    for each row when (old.category is distinct from new.category or old.status is distinct from new.status)
+    execute function products_category_counts()`.execute(db);
+  await sql`create trigger products_category_counts_delete after delete on products
+    for each row when (old.category is not null)
+    execute function products_category_counts()`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('products_category').on('products').column('category').execute();
   await db.schema.dropIndex('products_category_status_created').execute();
   for (const name of ['insert', 'update', 'delete']) {
-    await sql`drop trigger ${sql.raw(`products_category_counts_${name}`)}`.execute(db);
+    await sql`drop trigger ${sql.raw(`products_category_counts_${name}`)}${sql.raw(isPostgres(db) ? ' on products' : '')}`.execute(
+      db,
+    );
   }
+  if (isPostgres(db)) await sql`drop function products_category_counts()`.execute(db);
   await db.schema.dropTable('category_counts').execute();
 }

@@ -19,11 +19,13 @@ export async function insertLockWaiter(
   db: Db,
   waiter: { token: string; pid: number; hostname: string; heartbeat_ms: number },
 ): Promise<number> {
+  // RETURNING, not insertId: PostgreSQL reports no insert id.
   const queued = await db
     .insertInto('pipeline_lock_waiters')
     .values(waiter)
+    .returning('ticket')
     .executeTakeFirstOrThrow();
-  return Number(queued.insertId);
+  return Number(queued.ticket);
 }
 
 export function selectLockWaitersBefore(db: Db, ticket: number): Promise<PipelineLockWaiterRow[]> {
@@ -57,7 +59,11 @@ export function selectLock(db: Db, name: string): Promise<PipelineLockRow> {
 
 /**
  * Compare-and-set: takes the lock for `holder` if it is still held by `expected` (null: free).
- * Returns whether it was taken.
+ * Returns whether it was taken. One UPDATE whose WHERE names the expected holder: on SQLite
+ * writers take turns; on PostgreSQL (READ COMMITTED) a second UPDATE of the row waits for the
+ * first to commit and then re-checks its WHERE against the row the first wrote, so of two
+ * processes racing from the same `expected`, exactly one updates a row (test/pipeline/
+ * lock-processes.test.ts races them).
  */
 export async function claimLock(
   db: Db,

@@ -18,8 +18,12 @@ export async function insertPipelineRun(
   db: Db,
   row: Insertable<PipelineRunTable>,
 ): Promise<number> {
-  const inserted = await db.insertInto('pipeline_runs').values(row).executeTakeFirstOrThrow();
-  return Number(inserted.insertId);
+  const inserted = await db
+    .insertInto('pipeline_runs')
+    .values(row)
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(inserted.id);
 }
 
 export async function finishPipelineRun(

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
 import { preparedQuery } from '../prepared.js';
-import { productArrayJsonBlob, productJsonBlob } from '../sqlite/product-json.js';
+import { dialectOf } from '../dialect.js';
 import type { Executor } from '../transaction.js';
 import type {
   Database,
@@ -25,7 +25,7 @@ export async function findProductById(db: Executor, id: string): Promise<Product
 }
 
 const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =>
-  db.selectFrom('products').select(productJsonBlob.as('json')).where('id', '=', id),
+  db.selectFrom('products').select(dialectOf(db).productJson.as('json')).where('id', '=', id),
 );
 
 /** The product's API JSON (UTF-8), or undefined when there is no such product. */
@@ -41,8 +41,8 @@ export async function findProductJsonById(db: Executor, id: string): Promise<Buf
  * test keeps SQLite off the category index (the documented unary-plus hint), so it walks
  * the catalogue in creation order and tests each row instead.
  */
-function inCategory(c: string, options: { useIndex: boolean }): RawBuilder<SqlBool> {
-  const column = options.useIndex ? sql.ref('category') : sql`+category`;
+function inCategory(db: Executor, c: string, options: { useIndex: boolean }): RawBuilder<SqlBool> {
+  const column = options.useIndex ? sql.ref('category') : dialectOf(db).unindexed('category');
   return sql<SqlBool>`(${column} = ${c} or (${column} >= ${`${c} > `} and ${column} < ${`${c} >!`}))`;
 }
 
@@ -56,7 +56,7 @@ export function filtered(db: Executor, filter: ProductFilter, options = { creati
   let q = db.selectFrom('products');
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.category)
-    q = q.where(inCategory(filter.category, { useIndex: !options.creationOrder }));
+    q = q.where(inCategory(db, filter.category, { useIndex: !options.creationOrder }));
   return q;
 }
 
@@ -95,7 +95,10 @@ export async function findProductPageJson(
     : db.selectFrom('products').selectAll().where('id', 'in', ids.select('id'));
   return db
     .selectFrom(rows.as('page'))
-    .select([productArrayJsonBlob.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
+    .select([
+      dialectOf(db).productArrayJson.as('json'),
+      (eb) => eb.fn.countAll<number>().as('count'),
+    ])
     .executeTakeFirstOrThrow();
 }
 
@@ -141,7 +144,7 @@ export async function countProducts(db: Executor, filter: ProductFilter): Promis
     ? await db
         .selectFrom('category_counts')
         .select((eb) => eb.fn.sum<number>('count').as('n'))
-        .where(inCategory(category, { useIndex: true }))
+        .where(inCategory(db, category, { useIndex: true }))
         .$if(status !== undefined, (q) => q.where('status', '=', status!))
         .executeTakeFirst()
     : await db

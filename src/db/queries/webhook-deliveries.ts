@@ -1,11 +1,14 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import { dialectOf } from '../dialect.js';
 import { insertInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
 import type {
+  Database,
   DeliveryStatus,
   NewWebhookDeliveryRow,
   WebhookAttemptRow,
   WebhookDeliveryRow,
+  WebhookDeliveryTable,
 } from '../schema.js';
 
 // A literal, not a bound parameter: SQLite only uses the partial index on pending deliveries
@@ -63,6 +66,9 @@ export interface QueuedDelivery {
   /** The event's data, JSON text exactly as recorded. */
   data: string;
   event_created_at: string;
+  /** The worker that holds it (see claimQueuedDelivery), and until when. */
+  lease_owner: string | null;
+  lease_expires_at: string | null;
 }
 
 /** An endpoint's queue: its oldest pending outbox deliveries, in event order. */
@@ -83,6 +89,8 @@ export async function listQueuedDeliveries(
       'd.next_attempt_at',
       'e.data',
       'e.created_at as event_created_at',
+      'd.lease_owner',
+      'd.lease_expires_at',
     ])
     .where('d.webhook_id', '=', webhookId)
     .where('d.status', '=', PENDING)
@@ -101,7 +109,128 @@ export async function insertAttempts(db: Executor, rows: WebhookAttemptRow[]): P
   }
 }
 
-/** Counts one more attempt on each delivery and sets the state they share. */
+// --- Leases: several processes on one store (issue 14, branch pgmulti) ---
+
+/** A claim of a delivery by a worker. */
+export interface Lease {
+  /** The worker's token (`host/pid/random`). */
+  owner: string;
+  /** Now, as stored: a lease that lapsed before it may be taken. */
+  now: string;
+  /** When the new lease lapses. */
+  until: string;
+  /** A holder known to be gone (its process no longer exists): its lease may be taken now. */
+  gone?: string | undefined;
+}
+
+/**
+ * Claims an endpoint's head delivery for a worker: only when it is still pending, not paused, not
+ * held by another live worker, and no earlier delivery of its endpoint is pending (so an
+ * endpoint's deliveries go out one at a time, in order, whichever process sends them).
+ * One statement; on PostgreSQL its row is locked with SKIP LOCKED, so two workers racing for
+ * it never wait on each other: one gets it, the other gets false. SQLite runs one writer at a
+ * time. Returns whether this worker now holds it.
+ */
+export async function claimQueuedDelivery(
+  db: Executor,
+  webhookId: string,
+  seq: number,
+  lease: Lease,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+    .where('seq', 'in', (eb) =>
+      dialectOf(db).lockSkipLocked(
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select('d.seq')
+          .where('d.seq', '=', seq)
+          .where('d.status', '=', PENDING)
+          // Not paused (a disabled endpoint's queue). Due-ness is the lane's call: it waits
+          // for next_attempt_at by the real clock as well as the service's.
+          .where('d.next_attempt_at', 'is not', null)
+          .where((w) => leaseIsFree(w, lease))
+          .where((w) =>
+            w.not(
+              w.exists(
+                w
+                  .selectFrom('webhook_deliveries as e')
+                  .select('e.seq')
+                  .where('e.webhook_id', '=', webhookId)
+                  .where('e.status', '=', PENDING)
+                  .where('e.seq', '<', seq),
+              ),
+            ),
+          ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Claims any delivery (a manual retry: outside its endpoint's queue) unless another holds it. */
+export async function claimDelivery(db: Executor, seq: number, lease: Lease): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
+    .where('seq', 'in', (eb) =>
+      dialectOf(db).lockSkipLocked(
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select('d.seq')
+          .where('d.seq', '=', seq)
+          .where((w) => leaseIsFree(w, lease)),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+function leaseIsFree(
+  w: ExpressionBuilder<Database & { d: WebhookDeliveryTable }, 'd'>,
+  lease: Lease,
+) {
+  const free = [
+    w('d.lease_owner', 'is', null),
+    w('d.lease_owner', '=', lease.owner),
+    w('d.lease_expires_at', '<=', lease.now),
+  ];
+  if (lease.gone) free.push(w('d.lease_owner', '=', lease.gone));
+  return w.or(free);
+}
+
+/** Extends this worker's leases on the deliveries it still works on. */
+export async function renewLeases(
+  db: Executor,
+  owner: string,
+  seqs: number[],
+  until: string,
+): Promise<void> {
+  if (seqs.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_expires_at: until })
+    .where('seq', 'in', seqs)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+/** Gives leases back (a worker stopping, an attempt abandoned): others may take them now. */
+export async function releaseLeases(db: Executor, owner: string, seqs: number[]): Promise<void> {
+  if (seqs.length === 0) return;
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: null, lease_expires_at: null })
+    .where('seq', 'in', seqs)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+/**
+ * Counts one more attempt on each delivery and sets the state they share. The attempt is
+ * over, so the lease goes too: a retry is claimed again when it is due, by any worker.
+ */
 export async function advanceDeliveries(
   db: Executor,
   seqs: number[],
@@ -114,6 +243,8 @@ export async function advanceDeliveries(
       status: next.status,
       next_attempt_at: next.next_attempt_at,
       attempts: sql<number>`attempts + 1`,
+      lease_owner: null,
+      lease_expires_at: null,
     })
     .where('seq', 'in', seqs)
     .execute();

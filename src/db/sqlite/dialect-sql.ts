@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
+import { productArrayJsonBlob, productJsonBlob } from './product-json.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
 export function isSqlite(db: QueryExecutorProvider): boolean {
@@ -19,4 +20,36 @@ export const sqliteSql: DialectSql = {
     sql.raw<string | null>(
       `json_extract(${checkIdentifier('jsonMember', column)}, '$.${checkIdentifier('jsonMember', key)}')`,
     ),
+
+  // --- Several processes on one store (issue 14, branch pgmulti) ---
+  // One writer at a time: a write transaction already excludes every other.
+  lockSkipLocked: (query) => query,
+  lockOutboxForWrite: async () => {},
+  lockOutbox: async () => {},
+  continueSequences: async () => {},
+  foreignKeyParents: async (db) => {
+    const { rows: tables } = await sql<{ name: string }>`
+      select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
+    const parents = new Map<string, string[]>();
+    for (const { name } of tables) {
+      const { rows } = await sql<{
+        table: string;
+      }>`select "table" from pragma_foreign_key_list(${name})`.execute(db);
+      parents.set(name, [...new Set(rows.map((r) => r.table))]);
+    }
+    return parents;
+  },
+  // SQLite cannot switch a trigger off: drop them and create them again, in the transaction.
+  suspendTriggers: async (trx) => {
+    const { rows } = await sql<{ name: string; sql: string }>`
+      select name, sql from sqlite_master where type = 'trigger' order by name`.execute(trx);
+    for (const { name } of rows) await sql`drop trigger ${sql.id(name)}`.execute(trx);
+    return async () => {
+      for (const trigger of rows) await sql.raw(trigger.sql).execute(trx);
+    };
+  },
+  // The documented unary-plus hint: `+category` keeps SQLite off the category index.
+  unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
+  productJson: productJsonBlob,
+  productArrayJson: productArrayJsonBlob,
 };

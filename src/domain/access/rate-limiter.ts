@@ -18,6 +18,16 @@ export interface LimitDecision {
   resetAtMs: number;
 }
 
+/**
+ * Decides and counts a request against a key's limits: in memory (RateLimiter) or in the
+ * store every process shares (SharedRateLimiter). A promise only when it asks the store.
+ */
+export interface Limiter {
+  /** The monthly counts (api_key_usage) the limiter adds to. */
+  readonly usage: MonthlyUsage;
+  consume(keyId: string, limits: KeyLimits, nowMs: number): LimitDecision | Promise<LimitDecision>;
+}
+
 /** A fixed window that opens with the first request after the previous one ended. */
 interface Window {
   startMs: number;
@@ -39,7 +49,7 @@ interface KeyWindows {
  * and the count, so N concurrent requests on a key allowing M < N let exactly M through.
  * A refused request counts against nothing, so a client that waits Retry-After gets in.
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private readonly windows = new Map<string, KeyWindows>();
   private month: Month = monthOf(0);
 

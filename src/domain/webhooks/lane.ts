@@ -1,6 +1,11 @@
-import { listQueuedDeliveries, type QueuedDelivery } from '../../db/queries/webhook-deliveries.js';
+import {
+  claimQueuedDelivery,
+  listQueuedDeliveries,
+  type QueuedDelivery,
+} from '../../db/queries/webhook-deliveries.js';
 import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
 import { nextAfterFailure, sendToEndpoint, type DeliveryContext } from './attempt.js';
+import { leaseOwnerIsGone, type LeaseKeeper } from './lease.js';
 import type { InFlight } from './manual.js';
 import type { FinishedAttempt, Settled } from './record.js';
 import { createEndpointAgents } from './sender.js';
@@ -13,6 +18,8 @@ const ERROR_PAUSE_MS = 1_000;
 /** An idle lane reads its queue this often even without a signal (a safety net). */
 const IDLE_RECHECK_MS = 10_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Pause after a claim lost twice in a row (another worker is taking the same head). */
+const CLAIM_RETRY_MS = 100;
 
 export interface LaneHost {
   ctx: DeliveryContext;
@@ -21,6 +28,8 @@ export interface LaneHost {
   record: (attempt: FinishedAttempt) => Promise<Settled>;
   /** Aborted when shutdown has waited long enough for attempts under way. */
   signal: AbortSignal;
+  /** The worker's leases: a delivery is sent only by the worker that claimed it. */
+  leases: LeaseKeeper;
 }
 
 /**
@@ -28,6 +37,12 @@ export interface LaneHost {
  * failed delivery is retried on its schedule before any later one is sent. Each endpoint has
  * its own lane (and its own keep-alive connection), so a slow or dead endpoint only ever
  * delays itself.
+ *
+ * Several processes on one store each run a lane per endpoint: before sending, a lane claims
+ * the head of its endpoint's queue with a lease (claimQueuedDelivery), and a lane that finds
+ * the head leased to another live worker waits for that lease to end. Recording an attempt
+ * claims the next delivery in the same transaction, so a busy endpoint stays with one worker
+ * at no extra cost, and goes to another when that worker stops or dies.
  */
 export class DeliveryLane {
   webhook: WebhookRow;
@@ -102,6 +117,7 @@ export class DeliveryLane {
   private async run(): Promise<void> {
     const { ctx } = this.host;
     let queue: QueuedDelivery[] = [];
+    let lostClaims = 0;
     while (!this.stopRequested) {
       try {
         if (this.stale || queue.length === 0) {
@@ -116,6 +132,15 @@ export class DeliveryLane {
             await this.sleep(IDLE_RECHECK_MS);
             this.idle = false;
           }
+          continue;
+        }
+        const leasedFor = this.foreignLeaseMs(head);
+        if (leasedFor > 0) {
+          // Another worker sends it; new deliveries (feed) or the lease's end wake us.
+          this.idle = true;
+          await this.sleep(Math.min(leasedFor + 10, IDLE_RECHECK_MS));
+          this.idle = false;
+          this.stale = true;
           continue;
         }
         const dueIn = head.next_attempt_at
@@ -134,7 +159,24 @@ export class DeliveryLane {
           this.stale = true;
           continue;
         }
-        if (await this.attempt(head)) queue.shift();
+        if (!this.host.leases.held.has(head.seq)) {
+          const gone = head.lease_owner ?? undefined;
+          const claimed = await claimQueuedDelivery(
+            ctx.db,
+            this.webhook.id,
+            head.seq,
+            this.host.leases.lease(gone && leaseOwnerIsGone(gone) ? gone : undefined),
+          );
+          if (!claimed) {
+            // Taken, sent or rescheduled meanwhile: read the queue again.
+            this.stale = true;
+            if (++lostClaims > 1) await this.sleep(CLAIM_RETRY_MS);
+            continue;
+          }
+          this.host.leases.held.add(head.seq);
+        }
+        lostClaims = 0;
+        if (await this.attempt(head, queue[1])) queue.shift();
       } catch (err) {
         ctx.logger.error({ err, webhook_id: this.webhook.id }, 'webhook lane error; retrying');
         if (!this.stopRequested) await this.sleep(ERROR_PAUSE_MS);
@@ -145,9 +187,24 @@ export class DeliveryLane {
     this.agents.https.destroy();
   }
 
-  /** One attempt of the head of the queue; true when the delivery left the queue. */
-  private async attempt(head: QueuedDelivery): Promise<boolean> {
-    const { ctx, inFlight, signal, record } = this.host;
+  /**
+   * Milliseconds until the lease another live worker holds on a delivery lapses; 0 when it is
+   * free, ours, lapsed, or its holder is known to be gone.
+   */
+  private foreignLeaseMs(head: QueuedDelivery): number {
+    const owner = head.lease_owner;
+    if (owner === null || owner === this.host.leases.owner || !head.lease_expires_at) return 0;
+    const left = Date.parse(head.lease_expires_at) - this.host.ctx.now().getTime();
+    if (left <= 0 || leaseOwnerIsGone(owner)) return 0;
+    return left;
+  }
+
+  /**
+   * One attempt of the head of the queue (claimed); true when the delivery left the queue.
+   * `next`, the delivery behind it, is claimed when the attempt is recorded, if it may go.
+   */
+  private async attempt(head: QueuedDelivery, next?: QueuedDelivery): Promise<boolean> {
+    const { ctx, inFlight, signal, record, leases } = this.host;
     const webhook = this.webhook;
     inFlight.add(head.seq);
     try {
@@ -157,29 +214,41 @@ export class DeliveryLane {
         signal,
       });
       if (sent.outcome.aborted) {
+        // The lease stays held until the worker gives its leases back on stop.
         this.stopRequested = true;
         return false;
       }
       const attempt = head.attempts + 1;
-      let next: { status: DeliveryStatus; next_attempt_at: string | null };
-      if (sent.outcome.ok) next = { status: 'succeeded', next_attempt_at: null };
-      else if (sent.outcome.statusCode === 410) next = { status: 'failed', next_attempt_at: null };
+      let state: { status: DeliveryStatus; next_attempt_at: string | null };
+      if (sent.outcome.ok) state = { status: 'succeeded', next_attempt_at: null };
+      else if (sent.outcome.statusCode === 410) state = { status: 'failed', next_attempt_at: null };
       else {
-        next = nextAfterFailure(
+        state = nextAfterFailure(
           attempt,
           ctx.config.WEBHOOK_RETRY_SCHEDULE,
           sent.outcome.retryAfterSeconds,
           ctx.now(),
         );
       }
+      const claimNext =
+        next &&
+        state.status !== 'pending' &&
+        !inFlight.has(next.seq) &&
+        this.foreignLeaseMs(next) === 0
+          ? { seq: next.seq, lease: leases.lease() }
+          : undefined;
       const settled = await record({
         webhookId: webhook.id,
         deliverySeq: head.seq,
         attempt,
         trigger: 'schedule',
         sent,
-        next,
+        next: state,
+        ...(claimNext ? { claimNext } : {}),
       });
+      // Recorded: the attempt's lease ended with it.
+      leases.held.delete(head.seq);
+      if (settled.claimedNext) leases.held.add(next!.seq);
       if (!sent.outcome.ok) {
         ctx.logger.warn(
           {
@@ -188,9 +257,11 @@ export class DeliveryLane {
             event_id: head.event_id,
             attempt,
             error: sent.outcome.error,
-            next_attempt_at: next.next_attempt_at,
+            next_attempt_at: state.next_attempt_at,
           },
-          next.status === 'failed' ? 'webhook delivery failed for good' : 'webhook delivery failed',
+          state.status === 'failed'
+            ? 'webhook delivery failed for good'
+            : 'webhook delivery failed',
         );
       }
       if (settled.disabled) {
@@ -201,8 +272,9 @@ export class DeliveryLane {
         this.stopRequested = true;
       }
       head.attempts = attempt;
-      head.next_attempt_at = next.next_attempt_at;
-      return next.status !== 'pending';
+      head.next_attempt_at = state.next_attempt_at;
+      head.lease_owner = null;
+      return state.status !== 'pending';
     } finally {
       inFlight.delete(head.seq);
     }

@@ -1,13 +1,16 @@
 import {
+  claimDelivery,
   findDelivery,
   findDeliveryBySeq,
   findEventBySeq,
   insertDelivery,
+  releaseLeases,
 } from '../../db/queries/webhook-deliveries.js';
 import type { DeliveryStatus } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { sendToEndpoint, type DeliveryContext } from './attempt.js';
+import type { LeaseKeeper } from './lease.js';
 import { recordAttempts } from './record.js';
 import { TEST_EVENT_TYPE, type WebhookDelivery } from './schemas.js';
 import { buildDeliveryBody } from './signature.js';
@@ -66,20 +69,24 @@ export async function retryDeliveryNow(
   webhookId: string,
   deliveryId: string,
   inFlight: InFlight,
+  leases: LeaseKeeper,
 ): Promise<WebhookDelivery> {
   const webhook = await findWebhook(ctx.db, webhookId);
   const delivery = await findDelivery(ctx.db, webhookId, deliveryId);
   if (!delivery) throw notFound('delivery', deliveryId);
-  if (inFlight.has(delivery.seq)) {
-    throw new AppError('conflict', 'An attempt of this delivery is under way; retry shortly.', {
+  const underWay = () =>
+    new AppError('conflict', 'An attempt of this delivery is under way; retry shortly.', {
       field: 'delivery_id',
       reason: 'attempt under way',
       retryAfter: 1,
     });
-  }
+  if (inFlight.has(delivery.seq)) throw underWay();
   // Claimed before the next await, so the endpoint's lane cannot start the same delivery.
   inFlight.add(delivery.seq);
+  let recorded = false;
   try {
+    // And leased, so no other process's worker sends it meanwhile (nor records attempt N+1).
+    if (!(await claimDelivery(ctx.db, delivery.seq, leases.lease()))) throw underWay();
     let body = delivery.payload;
     if (body === null) {
       const event = await findEventBySeq(ctx.db, delivery.event_seq!);
@@ -100,8 +107,11 @@ export async function retryDeliveryNow(
         next,
       },
     ]);
+    recorded = true; // recording ended the lease
+    leases.held.delete(delivery.seq); // the lane claims it again if it is still queued
   } finally {
     inFlight.delete(delivery.seq);
+    if (!recorded) await releaseLeases(ctx.db, leases.owner, [delivery.seq]);
   }
   return presentDelivery((await findDeliveryBySeq(ctx.db, delivery.seq))!);
 }

@@ -1,7 +1,9 @@
 import {
   advanceDeliveries,
+  claimQueuedDelivery,
   insertAttempts,
   pausePendingDeliveries,
+  type Lease,
 } from '../../db/queries/webhook-deliveries.js';
 import {
   clearWebhooksFailing,
@@ -36,11 +38,15 @@ export interface FinishedAttempt {
   trigger: AttemptTrigger;
   sent: SentAttempt;
   next: { status: DeliveryStatus; next_attempt_at: string | null };
+  /** The endpoint's next delivery, to claim in the same transaction if it may go now. */
+  claimNext?: { seq: number; lease: Lease };
 }
 
 export interface Settled {
   /** Set when this attempt disabled the endpoint. */
   disabled?: 'endpoint_gone' | 'failing';
+  /** The claimNext delivery is now held by the caller's worker. */
+  claimedNext?: boolean;
 }
 
 /**
@@ -85,7 +91,16 @@ export async function recordAttempts(
     );
     const settled: Settled[] = [];
     for (const a of attempts) {
-      settled.push(a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a));
+      const s: Settled = a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a);
+      if (a.claimNext && !s.disabled) {
+        s.claimedNext = await claimQueuedDelivery(
+          trx,
+          a.webhookId,
+          a.claimNext.seq,
+          a.claimNext.lease,
+        );
+      }
+      settled.push(s);
     }
     return settled;
   });

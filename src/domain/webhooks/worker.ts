@@ -4,6 +4,7 @@ import type { DeliveryContext } from './attempt.js';
 import { retryDeliveryNow, sendTestDelivery, type InFlight } from './manual.js';
 import { AttemptRecorder, type FinishedAttempt } from './record.js';
 import { DeliveryLane } from './lane.js';
+import { LeaseKeeper } from './lease.js';
 import { fanOutEvents } from './outbox.js';
 import type { WebhookDelivery } from './schemas.js';
 
@@ -40,7 +41,11 @@ export interface WebhookWorkerOptions {
  * knows is in the store (cursors, queues, attempts), so a process killed at any moment
  * resumes where it stopped; a delivery whose answer was lost is sent again (at least once).
  *
- * Only one process may run a worker per store: two would each deliver every event.
+ * Several processes may run a worker on one store (issue 14): fan-outs take turns (the
+ * outbox lock), and a delivery is sent only by the worker holding its lease (see
+ * DeliveryLane), so each goes out once per attempt, in order per endpoint; the deliveries of
+ * a killed process go to another when their leases lapse (WEBHOOK_LEASE_MS), or at once
+ * when the killed process ran on the same host.
  */
 export class WebhookWorker {
   /** Delivery seqs with an attempt under way (lanes and manual retries). */
@@ -49,6 +54,7 @@ export class WebhookWorker {
   private readonly retiring = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly recorder: AttemptRecorder;
+  private readonly leases: LeaseKeeper;
   private readonly pollMs: number;
   private readonly fanOutBatch: number;
   private timer: NodeJS.Timeout | undefined;
@@ -64,6 +70,7 @@ export class WebhookWorker {
     options: WebhookWorkerOptions = {},
   ) {
     this.recorder = new AttemptRecorder(ctx);
+    this.leases = new LeaseKeeper(ctx.db, ctx.config.WEBHOOK_LEASE_MS, ctx.now, ctx.logger);
     this.pollMs = options.pollMs ?? 200;
     this.fanOutBatch = options.fanOutBatch ?? 500;
   }
@@ -71,6 +78,7 @@ export class WebhookWorker {
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
+    this.leases.start();
     this.schedule(0);
   }
 
@@ -93,7 +101,7 @@ export class WebhookWorker {
   /** Sends a logged delivery again now (see retryDeliveryNow). */
   async retryDelivery(webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
     try {
-      return await retryDeliveryNow(this.ctx, webhookId, deliveryId, this.inFlight);
+      return await retryDeliveryNow(this.ctx, webhookId, deliveryId, this.inFlight, this.leases);
     } finally {
       this.lanes.get(webhookId)?.refresh();
       this.nudge();
@@ -115,6 +123,7 @@ export class WebhookWorker {
       const timer = setTimeout(() => this.abort.abort(), graceMs);
       await Promise.all(this.retiring);
       clearTimeout(timer);
+      await this.leases.stop();
     })());
   }
 
@@ -177,6 +186,7 @@ export class WebhookWorker {
           ctx: this.ctx,
           inFlight: this.inFlight,
           signal: this.abort.signal,
+          leases: this.leases,
           record: (attempt: FinishedAttempt) => this.recorder.record(attempt),
         };
         this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());

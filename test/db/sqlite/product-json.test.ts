@@ -13,15 +13,17 @@ import { apiProductOf } from '../../../src/domain/products/present.js';
 import { createProduct } from '../../../src/domain/products/products.js';
 import { ProductCreate } from '../../../src/domain/products/schemas.js';
 import { product, productBody } from '../../support/products.js';
+import { testStoreConfig } from '../../support/store.js';
 
-// The presenter owns the API's product JSON; SQLite writes it too, for speed
-// (src/db/sqlite/product-json.ts). For any product the API accepts, the two are the same bytes.
+// The presenter owns the API's product JSON; the database writes it too, for speed
+// (src/db/sqlite/product-json.ts, src/db/postgres/product-json.ts). For any product the API
+// accepts, the two are the same bytes (on PostgreSQL with AGENTSHELF_TEST_STORE=postgres).
 
 const presented = (row: Parameters<typeof readStoredProduct>[0]) =>
   JSON.stringify(apiProductOf(readStoredProduct(row)));
 
 t.test('the JSON SQLite writes for a product is the presenter JSON, byte for byte', async (t) => {
-  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'store.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   const db = store.db;

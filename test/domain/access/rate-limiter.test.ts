@@ -7,12 +7,13 @@ import { migrateToLatest } from '../../../src/db/migrate.js';
 import { monthOf, MonthlyUsage } from '../../../src/domain/access/monthly-usage.js';
 import { limitsOfKey, type KeyLimits } from '../../../src/domain/access/plans.js';
 import { RateLimiter } from '../../../src/domain/access/rate-limiter.js';
+import { testStoreConfig } from '../../support/store.js';
 
 const START = Date.parse('2026-11-10T12:00:00.000Z');
 
 async function openUsage(t: Test) {
   const dir = t.testdir({});
-  const store = openStore({ DATABASE_FILE: path.join(dir, 'db.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(dir, 'db.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   return { store, usage: new MonthlyUsage(store.db, pino({ level: 'silent' })) };

@@ -7,9 +7,10 @@ import { migrateToLatest } from '../../../src/db/migrate.js';
 import type { NewAuditLogRow } from '../../../src/db/schema.js';
 import { insertAuditEntries, sweepAuditLog } from '../../../src/domain/audit/log.js';
 import { AuditWriter, type AuditTuple } from '../../../src/domain/audit/writer.js';
+import { testStoreConfig } from '../../support/store.js';
 
 t.test('batches of any size are written exactly, whatever the order of their fields', async (t) => {
-  const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
+  const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'db.sqlite')));
   t.teardown(() => store.close());
   await migrateToLatest(store.db);
   const make = (i: number): NewAuditLogRow => {
@@ -56,7 +57,7 @@ t.test('batches of any size are written exactly, whatever the order of their fie
 t.test(
   'while the store refuses writes the writer keeps entries, drops the oldest past its cap, and catches up',
   async (t) => {
-    const store = openStore({ DATABASE_FILE: path.join(t.testdir({}), 'db.sqlite') });
+    const store = openStore(await testStoreConfig(path.join(t.testdir({}), 'db.sqlite')));
     t.teardown(() => store.close());
     await migrateToLatest(store.db);
     const writer = new AuditWriter(pino({ level: 'silent' }), {

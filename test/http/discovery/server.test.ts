@@ -335,6 +335,7 @@ t.test('a publication by another process is picked up without a restart', async 
       ...process.env,
       DATA_DIR: s.config.DATA_DIR,
       PUBLIC_DIR: s.config.PUBLIC_DIR,
+      ...(s.config.DATABASE_URL ? { DATABASE_URL: s.config.DATABASE_URL } : {}),
       FEEDS_URL: 'https://feeds.example.com',
       LOG_LEVEL: 'silent',
     },

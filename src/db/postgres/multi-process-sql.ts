@@ -1,0 +1,79 @@
+import { sql, type QueryExecutorProvider } from 'kysely';
+import type { DialectSql } from '../dialect.js';
+import { checkIdentifier } from '../identifier.js';
+import type { Executor } from '../transaction.js';
+
+/**
+ * PostgreSQL's side of the several-processes members of DialectSql (issue 14, branch
+ * pgmulti), spread into the PostgreSQL DialectSql (db/postgres/dialect-sql.ts).
+ */
+
+/** The advisory lock key the outbox writers share and its reader takes alone ('outbox'). */
+const OUTBOX_LOCK = 0x6f7574626f78;
+
+export const postgresMultiProcessSql: Pick<
+  DialectSql,
+  | 'lockSkipLocked'
+  | 'lockOutboxForWrite'
+  | 'lockOutbox'
+  | 'continueSequences'
+  | 'foreignKeyParents'
+  | 'suspendTriggers'
+> = {
+  lockSkipLocked: (query) => query.forUpdate().skipLocked(),
+  // Transaction-level locks: released at commit or rollback, whatever happens to the process.
+  lockOutboxForWrite: async (trx: Executor) => {
+    await sql`select pg_advisory_xact_lock_shared(${sql.lit(OUTBOX_LOCK)})`.execute(trx);
+  },
+  lockOutbox: async (trx: Executor) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(OUTBOX_LOCK)})`.execute(trx);
+  },
+  continueSequences: async (db: QueryExecutorProvider, table: string) => {
+    const name = checkIdentifier('continueSequences', table);
+    // Every column of the table that owns a sequence (serial or identity).
+    const { rows } = await sql<{ column_name: string; seq: string }>`
+      select column_name, pg_get_serial_sequence(${name}, column_name) as seq
+      from information_schema.columns
+      where table_schema = current_schema() and table_name = ${name}
+        and pg_get_serial_sequence(${name}, column_name) is not null`.execute(db);
+    for (const { column_name: column, seq } of rows) {
+      const col = checkIdentifier('continueSequences', column);
+      // is_called false on an empty table: the next id is 1, as on a fresh database.
+      await sql`select setval(${seq}, coalesce((select max(${sql.ref(col)}) from ${sql.table(name)}), 0) + 1, false)`.execute(
+        db,
+      );
+    }
+  },
+  foreignKeyParents: async (db) => {
+    const { rows } = await sql<{ child: string; parent: string | null }>`
+      select c.relname as child, p.relname as parent
+      from pg_class c
+      left join pg_constraint k on k.conrelid = c.oid and k.contype = 'f'
+      left join pg_class p on p.oid = k.confrelid
+      where c.relkind in ('r', 'p') and c.relnamespace = current_schema()::regnamespace`.execute(
+      db,
+    );
+    const parents = new Map<string, string[]>();
+    for (const { child, parent } of rows) {
+      const list = parents.get(child) ?? [];
+      if (parent !== null && !list.includes(parent)) list.push(parent);
+      parents.set(child, list);
+    }
+    return parents;
+  },
+  // USER: the schema's triggers, not the ones that enforce foreign keys. DDL is transactional
+  // here, so a copy that fails leaves them on.
+  suspendTriggers: async (trx) => {
+    const { rows } = await sql<{ table: string }>`
+      select distinct c.relname as table from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where not t.tgisinternal and c.relnamespace = current_schema()::regnamespace`.execute(trx);
+    for (const { table } of rows) {
+      await sql`alter table ${sql.table(table)} disable trigger user`.execute(trx);
+    }
+    return async () => {
+      for (const { table } of rows) {
+        await sql`alter table ${sql.table(table)} enable trigger user`.execute(trx);
+      }
+    };
+  },
+};

@@ -1,0 +1,54 @@
+/**
+ * The API's product JSON written by PostgreSQL: the same bytes as SQLite's fast path
+ * (db/sqlite/product-json.ts) and the presenter (domain/products/present.ts, `apiProductOf`);
+ * test/db/product-json.test.ts holds them equal on either store.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import { EXPONENTS } from '../../currencies.js';
+
+/**
+ * The price as the API's JSON number from integer minor units: the exact decimal without
+ * trailing zeros (trim_scale), 7990 USD -> 79.9, 500 JPY -> 500.
+ */
+const priceJson: RawBuilder<unknown> = (() => {
+  const codesByExponent = new Map<number, string[]>();
+  for (const [code, exponent] of Object.entries(EXPONENTS)) {
+    codesByExponent.set(exponent, [...(codesByExponent.get(exponent) ?? []), code]);
+  }
+  const decimal = (exponent: number) =>
+    exponent === 0
+      ? 'price_minor::text'
+      : `trim_scale(price_minor::numeric / ${10 ** exponent})::text`;
+  const cases = [...codesByExponent].map(
+    ([exponent, codes]) =>
+      `when currency in (${codes.map((c) => `'${c}'`).join(', ')}) then ${decimal(exponent)}`,
+  );
+  // Built from the constant table above only: no outside text reaches this SQL.
+  return sql.raw(`case ${cases.join(' ')} else ${decimal(2)} end`);
+})();
+
+/** A text column as a JSON string (to_json escapes as JSON.stringify does), or null. */
+const quoted = (column: string) => sql.raw(`coalesce(to_json(${column})::text, 'null')`);
+const FIELDS: [name: string, json: RawBuilder<unknown>][] = [
+  ['id', quoted('id')],
+  ['name', quoted('name')],
+  ['description', quoted('description')],
+  ['price', priceJson],
+  ['currency', quoted('currency')],
+  ['status', quoted('status')],
+  ['category', quoted('category')],
+  ['images', sql.raw('images')],
+  ['attributes', sql.raw('attributes')],
+  ['created_at', quoted('created_at')],
+  ['updated_at', quoted('updated_at')],
+];
+const productJson: RawBuilder<string> = sql`${sql.join(
+  FIELDS.map(([name, json], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}"${name}":`)} || ${json}`),
+  sql` || `,
+)} || '}'`;
+
+/** One product row as its API JSON, UTF-8 bytes (bytea, a Buffer in JavaScript). */
+export const pgProductJsonBlob: RawBuilder<Buffer> = sql<Buffer>`convert_to(${productJson}, 'UTF8')`;
+
+/** The rows in scope as a JSON array, by creation time, then id (`[]` for no rows). */
+export const pgProductArrayJsonBlob: RawBuilder<Buffer> = sql<Buffer>`convert_to('[' || coalesce(string_agg(${productJson}, ',' order by created_at, id), '') || ']', 'UTF8')`;

@@ -1,0 +1,76 @@
+/**
+ * Whether an error means the store cannot be reached right now (PostgreSQL restarting, the
+ * network down, every connection taken), as opposed to a fault in the query: the API answers
+ * those with 503 and Retry-After, and the next request tries again (the pool opens new
+ * connections by itself). SQLite, a file in the process, has no such state.
+ */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** SQLSTATEs of a server going away or not taking connections yet. */
+const SERVER_CODES = new Set([
+  '57P01', // admin_shutdown (a fast stop or restart)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down)
+  '53300', // too_many_connections
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+const MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended unexpectedly)/;
+
+/** Seconds a client should wait before trying again. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_CODES.has(code)))
+      return true;
+    if (typeof message === 'string' && MESSAGES.test(message)) return true;
+    if (e instanceof AggregateError && e.errors.some((x) => isStoreUnavailable(x))) return true;
+  }
+  return false;
+}
+
+/** SQLSTATEs of a connection PostgreSQL refused: the password, the user, the database. */
+const REFUSED_CODES: Record<string, string> = {
+  '28P01': 'the password was refused',
+  '28000': 'the user is not allowed to connect',
+  '3D000': 'the database does not exist',
+};
+
+/**
+ * The one line a command prints when it cannot open its PostgreSQL store, naming where it
+ * tried (`address`, host:port from DATABASE_URL: never the password); undefined for any
+ * other error.
+ */
+export function unreachableStoreMessage(err: unknown, address: string): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && REFUSED_CODES[code])
+      return `cannot open the PostgreSQL store at ${address}: ${REFUSED_CODES[code]}`;
+  }
+  if (!isStoreUnavailable(err)) return undefined;
+  let reason = 'unreachable';
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) {
+      reason = `unreachable (${code})`;
+      break;
+    }
+  }
+  return `cannot reach PostgreSQL at ${address}: ${reason}; is it running, and is DATABASE_URL right?`;
+}

@@ -1,0 +1,62 @@
+/**
+ * Several `serve` processes on one store (issue 14): the environment they share, and the
+ * store opened from the test for checks. On SQLite they share the file in DATA_DIR; with
+ * AGENTSHELF_TEST_STORE=postgres, one fresh PostgreSQL database.
+ */
+import path from 'node:path';
+import type { Test } from 'tap';
+import { openStoreAt, type Store, type StoreLocation } from '../../src/db/store.js';
+import { runCli, startServe, type ServeProcess } from './cli.js';
+import { testStoreEnv } from './store.js';
+
+export interface SharedStore {
+  dir: string;
+  /** What every process of the test gets: DATA_DIR, PUBLIC_DIR, DATABASE_URL on PostgreSQL. */
+  env: Record<string, string>;
+  location: StoreLocation;
+  /** An admin key made with `keys create` before any serve starts. */
+  adminKey: string;
+}
+
+/** A fresh store for several processes, migrated, with an admin key. */
+export async function sharedStore(
+  t: Test,
+  extra: Record<string, string> = {},
+): Promise<SharedStore> {
+  const dir = t.testdir({});
+  const env: Record<string, string> = {
+    DATA_DIR: dir,
+    PUBLIC_DIR: path.join(dir, 'public'),
+    ...(await testStoreEnv(dir)),
+    ...extra,
+  };
+  const location: StoreLocation = env.DATABASE_URL
+    ? { dialect: 'postgres', url: env.DATABASE_URL }
+    : { dialect: 'sqlite', file: path.join(dir, 'agentshelf.sqlite') };
+  const made = runCli(['keys', 'create', '--level', 'admin', '--name', 'test admin'], env);
+  if (made.status !== 0) throw new Error(`keys create failed: ${made.stderr}`);
+  return { dir, env, location, adminKey: made.stdout.trim() };
+}
+
+/** Opens the shared store from the test; closed when the test ends. */
+export function openShared(t: Test, shared: SharedStore): Store {
+  const store = openStoreAt(shared.location);
+  t.teardown(() => store.close());
+  return store;
+}
+
+/** Starts a `serve` on the shared store; SIGKILLed when the test ends if still running. */
+export async function serveShared(
+  t: Test,
+  shared: SharedStore,
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
+  const served = await startServe({ ...shared.env, ...env });
+  t.teardown(async () => {
+    if (served.child.exitCode === null && served.child.signalCode === null) {
+      served.child.kill('SIGKILL');
+    }
+    await served.exited;
+  });
+  return served;
+}
