@@ -66,13 +66,17 @@ export const storeCopyBenchmark: Benchmark = {
         await cluster.admin(`create database ${database}`);
         const url = cluster.url(database);
         const there = await timeCopy(url, env);
-        console.log(`  ${fmt(products)} products to PostgreSQL: done`);
+        console.log(
+          `  ${fmt(products)} products to PostgreSQL: ${fmt(there.seconds, 1)} s, peak RSS ${fmt(there.peakRssMb)} MB`,
+        );
         const back = await timeCopy(`sqlite:${path.join(dir, 'back', 'agentshelf.sqlite')}`, {
           DATA_DIR: path.join(dir, 'pg'),
           DATABASE_URL: url,
           LOG_LEVEL: 'warn',
         });
-        console.log(`  ${fmt(products)} products back to SQLite: done`);
+        console.log(
+          `  ${fmt(products)} products back to SQLite: ${fmt(back.seconds, 1)} s, peak RSS ${fmt(back.peakRssMb)} MB`,
+        );
         rows.push(
           `| ${fmt(products)} | ${fmt(there.rows)} | ${fmt(sqliteMb)} MB | ${fmt(there.seconds, 1)} s (${fmt(there.rows / there.seconds)} rows/s) | ${fmt(there.peakRssMb)} MB | ${fmt(back.seconds, 1)} s (${fmt(back.rows / back.seconds)} rows/s) | ${fmt(back.peakRssMb)} MB |`,
         );
