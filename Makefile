@@ -48,7 +48,7 @@ TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/t
   test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts test/db/sqlite/product-json.test.ts \
   test/http/products.test.ts test/http/product-json.test.ts test/http/api-keys.test.ts \
   test/http/limits.test.ts test/http/audit-log.test.ts test/http/idempotency.test.ts \
-  test/http/feeds.test.ts test/http/integrations.test.ts test/http/integrations-shopify.test.ts \
+  test/http/feeds.test.ts test/http/integrations.test.ts \
   test/http/analytics/events.test.ts test/http/analytics/metrics.test.ts \
   test/http/analytics/recording.test.ts test/http/discovery/server.test.ts \
   test/webhooks/api.test.ts test/webhooks/delivery.test.ts test/webhooks/retention.test.ts \

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { postgresBin, startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 import {
   fmt,
@@ -27,6 +28,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export async function prepareStore(
   name: string,
   count: number,
+  /** More settings (DATABASE_URL: the same catalogue on PostgreSQL). */
+  extra: Record<string, string> = {},
 ): Promise<{ env: Record<string, string>; key: string; dir: string }> {
   // BENCH_REUSE_STORE=1 keeps a store an earlier run prepared (seeding and publishing a
   // million products take minutes): for iterating on the servers, not for the figures of record.
@@ -42,6 +45,7 @@ export async function prepareStore(
     BASE_URL: 'http://localhost:8080',
     FEEDS_URL: 'http://localhost:8081',
     LOG_LEVEL: 'warn',
+    ...extra,
   };
   if (reuse) {
     console.log(`reusing the store in ${dir} (BENCH_REUSE_STORE=1)`);
@@ -243,10 +247,113 @@ async function run(): Promise<void> {
     console.log(
       `\nagentshelf peak RSS ${server.peakRssMb()} MB; Koa hello ${koa.peakRssMb()} MB; bare Koa route ${floor.peakRssMb()} MB`,
     );
+    await postgresColumn(apiUrl, server.pid, auth, byId, page);
   } finally {
     await server.stop();
     await koa.stop();
     await floor.stop();
+  }
+}
+
+type Load = (
+  url: string,
+  pid: number,
+  seconds?: number,
+  headers?: Record<string, string>,
+) => Promise<LoadResult>;
+
+/**
+ * The same catalogue on PostgreSQL (a cluster on this machine, started as the test support
+ * does), measured in rounds beside the SQLite server still running: ratios per round.
+ * BENCH_POSTGRES=0 skips it; without Debian's postgresql it is skipped with a note.
+ */
+async function postgresColumn(
+  sqliteUrl: string,
+  sqlitePid: number,
+  sqliteAuth: Record<string, string>,
+  byId: Load,
+  page: Load,
+): Promise<void> {
+  if (process.env.BENCH_POSTGRES === '0') return;
+  if (!postgresBin()) {
+    console.log(
+      '\nPostgreSQL column skipped: no /usr/lib/postgresql/*/bin (apt-get install postgresql)',
+    );
+    return;
+  }
+  let cluster: PgCluster | undefined;
+  let pgServer: Awaited<ReturnType<typeof startAgentshelf>> | undefined;
+  try {
+    cluster = await startPgCluster();
+    await cluster.admin('create database bench_api');
+    console.log(`\nPostgreSQL: the same ${fmt(N)} products on a local cluster (pool_size=10)`);
+    const { env, key } = await prepareStore('api-postgres', N, {
+      DATABASE_URL: cluster.url('bench_api', { pool_size: '10' }),
+    });
+    pgServer = await startAgentshelf(env);
+    const pgUrl = pgServer.match[1]!;
+    const pgAuth = { Authorization: `Bearer ${key}` };
+    await byId(pgUrl, pgServer.pid, 3, pgAuth);
+    await page(pgUrl, pgServer.pid, 2, pgAuth);
+    const rounds: { sById: LoadResult; pById: LoadResult; sPage: LoadResult; pPage: LoadResult }[] =
+      [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const r = {
+        sById: await byId(sqliteUrl, sqlitePid, SECONDS, sqliteAuth),
+        pById: await byId(pgUrl, pgServer.pid, SECONDS, pgAuth),
+        sPage: await page(sqliteUrl, sqlitePid, SECONDS, sqliteAuth),
+        pPage: await page(pgUrl, pgServer.pid, SECONDS, pgAuth),
+      };
+      rounds.push(r);
+      console.log(
+        `round ${round + 1}: by-id SQLite ${fmt(r.sById.rps)} / PostgreSQL ${fmt(r.pById.rps)} req/s (p99 ${fmt(r.pById.p99ms, 1)} ms); page of 250 SQLite ${fmt(r.sPage.rps)} / PostgreSQL ${fmt(r.pPage.rps)} req/s (p99 ${fmt(r.pPage.p99ms, 1)} ms)`,
+      );
+    }
+    const med = (f: (r: (typeof rounds)[number]) => number) => median(rounds.map(f));
+    const byIdRatio = med((r) => r.pById.rps / r.sById.rps);
+    const byIdP99 = med((r) => r.pById.p99ms);
+    const pageRatio = med((r) => r.pPage.rps / r.sPage.rps);
+    console.log('');
+    table(
+      [
+        'what',
+        'SQLite req/s',
+        'PostgreSQL req/s',
+        'PostgreSQL p99 ms',
+        'ratio',
+        'target',
+        'verdict',
+      ],
+      [
+        [
+          'GET /v1/products/:id, 50 conn',
+          fmt(med((r) => r.sById.rps)),
+          fmt(med((r) => r.pById.rps)),
+          fmt(byIdP99, 1),
+          fmt(byIdRatio, 2),
+          '>= 0.50, p99 < 20 ms',
+          verdict(byIdRatio >= 0.5 && byIdP99 < 20),
+        ],
+        [
+          'GET /v1/products?limit=250, 10 conn',
+          fmt(med((r) => r.sPage.rps)),
+          fmt(med((r) => r.pPage.rps)),
+          fmt(
+            med((r) => r.pPage.p99ms),
+            1,
+          ),
+          fmt(pageRatio, 2),
+          '>= 0.70',
+          verdict(pageRatio >= 0.7),
+        ],
+      ],
+    );
+    const errors = rounds.reduce((a, r) => a + r.pById.errors + r.pPage.errors, 0);
+    if (errors) console.log(`\nWARNING: ${errors} errors or non-2xx responses on PostgreSQL`);
+    console.log(`agentshelf on PostgreSQL: peak RSS ${pgServer.peakRssMb()} MB`);
+  } finally {
+    await pgServer?.stop();
+    cluster?.destroy();
   }
 }
 

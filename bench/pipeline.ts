@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
 import { createFeed, deleteFeed } from '../src/domain/feeds/feeds.js';
 import type { StageOutput } from '../pipeline/stage.js';
+import { postgresBin, startPgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 
 const run = promisify(execFile);
@@ -40,13 +41,14 @@ async function node(args: string[], env: Record<string, string>): Promise<string
  * each build over a catalogue with that one feed, and each output deleted once measured, so
  * no run pays for writing back another's files.
  */
-async function measure(size: number): Promise<Measured> {
-  const dir = path.join(WORK, `pipeline-${size}`);
+async function measure(size: number, databaseUrl?: string): Promise<Measured> {
+  const dir = path.join(WORK, `pipeline-${size}${databaseUrl ? '-postgres' : ''}`);
   fs.rmSync(dir, { recursive: true, force: true });
-  const env = {
+  const env: Record<string, string> = {
     DATA_DIR: path.join(dir, 'data'),
     PUBLIC_DIR: path.join(dir, 'public'),
     LOG_LEVEL: 'warn',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
   try {
     const seedStarted = performance.now();
@@ -56,7 +58,10 @@ async function measure(size: number): Promise<Measured> {
     );
     const config = loadConfig(env);
     const floorOut = path.join(dir, 'floor.ndjson');
+    // The floor reads the SQLite file; on PostgreSQL the SQLite run of the same size is the
+    // baseline instead.
     const floor = async () => {
+      if (databaseUrl) return { perSecond: NaN, rssMb: NaN };
       const out = JSON.parse(await node([FLOOR, config.DATABASE_FILE, floorOut], env)) as {
         products: number;
         ms: number;
@@ -125,6 +130,7 @@ export const pipelineBenchmark: Benchmark = {
       report(m);
       results.push(m);
     }
+    await postgresColumn(results);
     const small = results.find((r) => r.size === 100_000);
     const large = results.find((r) => r.size === 1_000_000);
     if (large) {
@@ -141,3 +147,35 @@ export const pipelineBenchmark: Benchmark = {
     }
   },
 };
+
+/**
+ * Each size again on PostgreSQL (a local cluster, started as the test support does): each
+ * feed format's products/s against SQLite's of the same size in this run (target >= 0.70).
+ * BENCH_POSTGRES=0 skips it.
+ */
+async function postgresColumn(sqlite: Measured[]): Promise<void> {
+  if (process.env.BENCH_POSTGRES === '0') return;
+  if (!postgresBin()) {
+    console.log('\n  PostgreSQL column skipped: no /usr/lib/postgresql/*/bin');
+    return;
+  }
+  const cluster = await startPgCluster();
+  try {
+    for (const base of sqlite) {
+      const name = `bench_pipeline_${base.size}`;
+      await cluster.admin(`create database ${name}`);
+      console.log(`\n${n(base.size)} products on PostgreSQL (same seed, same feeds)`);
+      const m = await measure(base.size, cluster.url(name));
+      for (const format of FORMATS) {
+        const ratio = m.formats[format] / base.formats[format];
+        console.log(
+          `  ${format.padEnd(4)} ${n(m.formats[format]).padStart(9)} products/s  ${ratio.toFixed(2)}x SQLite's ${n(base.formats[format])}  (target >= 0.70: ${ratio >= 0.7 ? 'met' : 'MISSED'})`,
+        );
+      }
+      console.log(`  build peak RSS ${n(m.rssMb)} MB`);
+      await cluster.admin(`drop database ${name}`);
+    }
+  } finally {
+    cluster.destroy();
+  }
+}

@@ -11,6 +11,7 @@ import { reportsBenchmark } from './reports.js';
 import { syncBenchmark } from './sync.js';
 import { platformSourcesBenchmark } from './platform-sources.js';
 import { feedSourceBenchmark } from './feed-source.js';
+import { storeCopyBenchmark } from './store-copy.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -28,4 +29,5 @@ export const benchmarks: Record<string, Benchmark> = {
   sync: syncBenchmark,
   sources: platformSourcesBenchmark,
   'feed-source': feedSourceBenchmark,
+  'store-copy': storeCopyBenchmark,
 };

@@ -4,6 +4,11 @@
  * same concurrency to the same receivers. Run for 10,000 and 50,000 pending events to show
  * that the worker's memory does not grow with the backlog.
  * WEBHOOK_BENCH_EVENTS=10000,50000 (default) picks the sizes.
+ *
+ * The PostgreSQL column (issue 14; WEBHOOK_BENCH_POSTGRES=0 skips it): the same events on a
+ * PostgreSQL store (a cluster of Debian's binaries started for the run, as the tests do),
+ * delivered by one `serve` process, then by two on the same database (target: two deliver at
+ * least 1.5x what one does). WEBHOOK_BENCH_PG_EVENTS (default 10000) picks its size.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,6 +20,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { withTransaction } from '../src/db/transaction.js';
 import { recordEvent } from '../src/domain/events.js';
 import { createWebhook } from '../src/domain/webhooks/webhooks.js';
+import { startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 import { peakRssMb, sampleProduct } from './webhooks-peers.js';
 
@@ -45,8 +51,15 @@ async function startReceivers(): Promise<{ child: ChildProcess; ports: number[] 
 }
 
 /** A store with 5 endpoints and `events` product.updated events waiting in the outbox. */
-async function prepareStore(dir: string, ports: number[], events: number): Promise<void> {
-  const store = openStore(loadConfig({ DATA_DIR: dir }));
+async function prepareStore(
+  dir: string,
+  ports: number[],
+  events: number,
+  databaseUrl?: string,
+): Promise<void> {
+  const store = openStore(
+    loadConfig({ DATA_DIR: dir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
+  );
   try {
     await migrateToLatest(store.db);
     for (const port of ports) {
@@ -68,8 +81,10 @@ async function prepareStore(dir: string, ports: number[], events: number): Promi
   }
 }
 
-async function countDeliveries(dir: string): Promise<Record<string, number>> {
-  const store = openStore(loadConfig({ DATA_DIR: dir }));
+async function countDeliveries(dir: string, databaseUrl?: string): Promise<Record<string, number>> {
+  const store = openStore(
+    loadConfig({ DATA_DIR: dir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }),
+  );
   try {
     const rows = await store.db
       .selectFrom('webhook_deliveries')
@@ -89,40 +104,53 @@ interface WorkerRun {
   dbMb: number;
 }
 
-/** Runs `agentshelf serve` over the prepared store until every delivery has arrived. */
+/**
+ * Runs `processes` `agentshelf serve` processes over the prepared store until every delivery
+ * has arrived (peak RSS: the largest of them).
+ */
 async function runServe(
   dir: string,
   receivers: ChildProcess,
   expected: number,
+  options: { databaseUrl?: string; processes?: number } = {},
 ): Promise<WorkerRun> {
   await ask(receivers, 'reset');
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dir,
-      PUBLIC_DIR: path.join(dir, 'public'),
-      PORT: '0',
-      FEEDS_PORT: '0',
-      HOST: '127.0.0.1',
-      ALLOW_PRIVATE_TARGETS: 'true',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const children = Array.from({ length: options.processes ?? 1 }, () =>
+    spawn(process.execPath, [MAIN, 'serve'], {
+      env: {
+        ...process.env,
+        DATA_DIR: dir,
+        PUBLIC_DIR: path.join(dir, 'public'),
+        ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+        PORT: '0',
+        FEEDS_PORT: '0',
+        HOST: '127.0.0.1',
+        ALLOW_PRIVATE_TARGETS: 'true',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  const exits = children.map(
+    (child) => new Promise<number | null>((resolve) => child.once('exit', resolve)),
+  );
   try {
     let stats: Stats = { received: 0, first: 0, last: 0 };
     const deadline = Date.now() + 15 * 60_000;
     while (stats.received < expected) {
-      if (child.exitCode !== null) throw new Error('agentshelf serve exited during the run');
+      if (children.some((c) => c.exitCode !== null)) {
+        throw new Error('agentshelf serve exited during the run');
+      }
       if (Date.now() > deadline) throw new Error(`only ${stats.received} of ${expected} arrived`);
       await new Promise((r) => setTimeout(r, 200));
       stats = await ask<Stats>(receivers, 'stats');
     }
-    const peak = peakRssMb(child.pid!);
-    child.kill('SIGTERM');
-    await exited;
-    const dbMb = fs.statSync(path.join(dir, 'agentshelf.sqlite')).size / 1e6;
+    const peak = Math.max(...children.map((c) => peakRssMb(c.pid!)));
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(exits);
+    const dbMb = options.databaseUrl
+      ? 0
+      : fs.statSync(path.join(dir, 'agentshelf.sqlite')).size / 1e6;
     return {
       deliveries: stats.received,
       seconds: (stats.last - stats.first) / 1000,
@@ -130,9 +158,47 @@ async function runServe(
       dbMb,
     };
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await exited;
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await Promise.all(exits);
   }
+}
+
+/** The PostgreSQL column: one serve, then two, on the same events. */
+async function runPostgres(
+  root: string,
+  receivers: { child: ChildProcess; ports: number[] },
+): Promise<string[]> {
+  const events = Number(process.env.WEBHOOK_BENCH_PG_EVENTS ?? 10_000);
+  const expected = events * RECEIVERS;
+  let cluster: PgCluster | undefined;
+  const rows: string[] = [];
+  try {
+    cluster = await startPgCluster();
+    const rates: number[] = [];
+    for (const processes of [1, 2]) {
+      const name = `webhooks_${processes}`;
+      await cluster.admin(`create database ${name}`);
+      const url = cluster.url(name);
+      const dir = path.join(root, `pg-${processes}`);
+      await prepareStore(dir, receivers.ports, events, url);
+      const run = await runServe(dir, receivers.child, expected, { databaseUrl: url, processes });
+      const counts = await countDeliveries(dir, url);
+      if (counts.succeeded !== expected) {
+        throw new Error(
+          `expected ${expected} succeeded deliveries, found ${JSON.stringify(counts)}`,
+        );
+      }
+      const rate = run.deliveries / run.seconds;
+      rates.push(rate);
+      rows.push(
+        `| PostgreSQL, ${processes} serve process${processes > 1 ? 'es' : ''} | ${fmt(events)} | ${fmt(expected)} | ${fmt(rate)} /s (${fmt(run.seconds, 1)} s) | ${fmt(run.peakRssMb)} MB | ${processes === 1 ? '-' : `${fmt(rate / rates[0]!, 2)}x of one (target >= 1.5x)`} |`,
+      );
+      console.log(`  PostgreSQL, ${processes} process(es): done`);
+    }
+  } finally {
+    cluster?.destroy();
+  }
+  return rows;
 }
 
 async function runLoop(
@@ -150,11 +216,15 @@ const fmt = (n: number, digits = 0) =>
 export const webhooksBenchmark: Benchmark = {
   title: `webhook delivery from the outbox to ${RECEIVERS} local receivers, against a bare POST loop`,
   async run() {
-    const sizes = (process.env.WEBHOOK_BENCH_EVENTS ?? '10000,50000').split(',').map(Number);
+    const sizes = (process.env.WEBHOOK_BENCH_EVENTS ?? '10000,50000')
+      .split(',')
+      .filter((n) => n !== '' && n !== '0')
+      .map(Number);
     const root = path.join(WORK, `webhooks-${process.pid}`);
     fs.mkdirSync(root, { recursive: true });
     const receivers = await startReceivers();
     const rows: string[] = [];
+    let pgRows: string[] = [];
     try {
       for (const events of sizes) {
         const dir = path.join(root, String(events));
@@ -176,6 +246,10 @@ export const webhooksBenchmark: Benchmark = {
         );
         console.log(`  ${fmt(events)} events: done`);
       }
+      if (process.env.WEBHOOK_BENCH_POSTGRES !== '0') {
+        await ask(receivers.child, 'reset');
+        pgRows = await runPostgres(root, receivers);
+      }
     } finally {
       receivers.child.send('exit');
       fs.rmSync(root, { recursive: true, force: true });
@@ -192,5 +266,13 @@ export const webhooksBenchmark: Benchmark = {
     console.log(
       'baseline: the same bodies and concurrency (one request at a time per receiver), no store, no signing.',
     );
+    if (pgRows.length > 0) {
+      console.log('');
+      console.log(
+        '| store | pending events | deliveries | serve | peak RSS (largest process) | two vs one |',
+      );
+      console.log('|---|---|---|---|---|---|');
+      for (const row of pgRows) console.log(row);
+    }
   },
 };

@@ -84,8 +84,20 @@ function createLimiter(config: Config, store: Store, usage: MonthlyUsage): Limit
  * (port 0 picks a free one). The caller decides what to do with signals.
  */
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
-  const store = openStore(config);
-  await migrateToLatest(store.db);
+  const store = openStore(config, {
+    // PostgreSQL: an idle connection lost (a restart); the pool opens another when needed.
+    onPoolError: (err) =>
+      options.logger.warn(
+        { code: (err as { code?: unknown }).code, reason: err.message },
+        'store connection lost; reconnecting on demand',
+      ),
+  });
+  try {
+    await migrateToLatest(store.db);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   let firstAdminKey: string | undefined;
   if (options.createFirstAdminKey && (await countActiveApiKeys(store.db)) === 0) {
     const created = await createApiKey(

@@ -151,11 +151,14 @@ export async function copyStore(
       .setIsolationLevel('repeatable read')
       .execute(async (snapshot) => {
         const snap = snapshot as unknown as AnyDb;
+        // A copy reads each table in one statement for as long as it takes.
+        await dialectOf(snapshot).allowLongStatements(snapshot);
         const sourceCounts = new Map<string, number>();
         for (const table of order) sourceCounts.set(table, await countRows(snap, table));
         const total = [...sourceCounts.values()].reduce((a, b) => a + b, 0);
         return target.db.transaction().execute(async (trx) => {
           const out = trx as unknown as AnyDb;
+          await dialectOf(trx).allowLongStatements(trx);
           const held: string[] = [];
           for (const table of order) {
             if ((await countRows(out, table)) > (empty.get(table) ?? 0)) held.push(table);

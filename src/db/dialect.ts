@@ -58,6 +58,11 @@ export interface DialectSql {
    */
   suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
   /**
+   * Lifts the statement timeout for the rest of a transaction (`store copy` streams a whole
+   * table through one statement). SQLite has none.
+   */
+  allowLongStatements(trx: QueryExecutorProvider): Promise<void>;
+  /**
    * The column, written so the planner does not pick an index on it (SQLite's unary plus;
    * PostgreSQL's planner costs its choices itself, so the column as it is).
    */

@@ -2,7 +2,7 @@ import http from 'node:http';
 import t from 'tap';
 import { runCli, startServe } from '../support/cli.js';
 
-const VERBS = ['serve', 'migrate', 'keys', 'seed', 'openapi'];
+const VERBS = ['serve', 'migrate', 'keys', 'seed', 'openapi', 'store'];
 
 t.test(
   'every verb prints --help and exits 0; unknown verbs and flags exit 2 with usage',

@@ -69,7 +69,7 @@ t.test('a lock left by a killed process is taken over at once', async (t) => {
   const code = `
     const { acquirePipelineLock } = await import(${JSON.stringify(lockModule)});
     const { openStore } = await import(${JSON.stringify(dbModule)});
-    const store = openStore({ DATABASE_FILE: ${JSON.stringify(s.config.DATABASE_FILE)} });
+    const store = openStore(${JSON.stringify({ DATABASE_FILE: s.config.DATABASE_FILE, DATABASE_URL: s.config.DATABASE_URL })});
     await acquirePipelineLock(store.db);
     console.log('held');
     setInterval(() => {}, 1000);`;

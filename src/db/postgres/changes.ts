@@ -28,15 +28,6 @@ export class ChangeListener {
     return this.#version;
   }
 
-  /** Resolves once the connection listens (for tests: a change made after this is seen). */
-  async ready(deadlineMs = 10_000): Promise<void> {
-    const until = Date.now() + deadlineMs;
-    while (!this.#listening) {
-      if (this.#closed || Date.now() > until) throw new Error('store: LISTEN connection not ready');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   #connect(): void {
     if (this.#closed) return;
     const client = new pg.Client(this.config);

@@ -19,6 +19,7 @@ export const postgresMultiProcessSql: Pick<
   | 'continueSequences'
   | 'foreignKeyParents'
   | 'suspendTriggers'
+  | 'allowLongStatements'
 > = {
   lockSkipLocked: (query) => query.forUpdate().skipLocked(),
   // Transaction-level locks: released at commit or rollback, whatever happens to the process.
@@ -60,6 +61,10 @@ export const postgresMultiProcessSql: Pick<
       parents.set(child, list);
     }
     return parents;
+  },
+  // SET LOCAL: for this transaction only; the pool's connection keeps its statement_timeout.
+  allowLongStatements: async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
   },
   // USER: the schema's triggers, not the ones that enforce foreign keys. DDL is transactional
   // here, so a copy that fails leaves them on.

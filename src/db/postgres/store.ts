@@ -38,6 +38,7 @@ export function openPostgresStore(
     dialect: writeLockPostgresDialect({ pool, cursor: Cursor }),
   });
   let listener: ChangeListener | undefined;
+  let closed = false;
   return {
     db,
     location,
@@ -57,10 +58,12 @@ export function openPostgresStore(
     },
     externalChanges: () => {
       // Opened on first use: only a process that caches (serve) holds a LISTEN connection.
-      listener ??= new ChangeListener({ ...settings.pool, types: storeTypes });
-      return listener.version();
+      if (!listener && !closed)
+        listener = new ChangeListener({ ...settings.pool, types: storeTypes });
+      return listener?.version() ?? -1;
     },
     close: async () => {
+      closed = true;
       await listener?.close();
       await db.destroy();
     },

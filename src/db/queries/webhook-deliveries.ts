@@ -124,20 +124,23 @@ export interface Lease {
 }
 
 /**
- * Claims an endpoint's head delivery for a worker: only when it is still pending, not paused, not
- * held by another live worker, and no earlier delivery of its endpoint is pending (so an
- * endpoint's deliveries go out one at a time, in order, whichever process sends them).
- * One statement; on PostgreSQL its row is locked with SKIP LOCKED, so two workers racing for
- * it never wait on each other: one gets it, the other gets false. SQLite runs one writer at a
- * time. Returns whether this worker now holds it.
+ * Claims the front of an endpoint's queue for a worker: the deliveries `seqs` (in order, the
+ * first one the head), those of them still pending, not paused, and not held by another live
+ * worker, but only when no delivery of the endpoint before the first is pending: so an
+ * endpoint's deliveries go out one at a time, in order, whichever process sends them, and a
+ * worker holding a run of them holds the endpoint until it has sent them. One statement; on
+ * PostgreSQL its rows are locked with SKIP LOCKED, so two workers racing for them never wait
+ * on each other. SQLite runs one writer at a time. Returns the seqs this worker now holds.
  */
-export async function claimQueuedDelivery(
+export async function claimQueuedDeliveries(
   db: Executor,
   webhookId: string,
-  seq: number,
+  seqs: number[],
   lease: Lease,
-): Promise<boolean> {
-  const result = await db
+): Promise<number[]> {
+  if (seqs.length === 0) return [];
+  const first = Math.min(...seqs);
+  const rows = await db
     .updateTable('webhook_deliveries')
     .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
     .where('seq', 'in', (eb) =>
@@ -145,7 +148,8 @@ export async function claimQueuedDelivery(
         eb
           .selectFrom('webhook_deliveries as d')
           .select('d.seq')
-          .where('d.seq', '=', seq)
+          .where('d.seq', 'in', seqs)
+          .where('d.webhook_id', '=', webhookId)
           .where('d.status', '=', PENDING)
           // Not paused (a disabled endpoint's queue). Due-ness is the lane's call: it waits
           // for next_attempt_at by the real clock as well as the service's.
@@ -159,14 +163,25 @@ export async function claimQueuedDelivery(
                   .select('e.seq')
                   .where('e.webhook_id', '=', webhookId)
                   .where('e.status', '=', PENDING)
-                  .where('e.seq', '<', seq),
+                  .where('e.seq', '<', first),
               ),
             ),
           ),
       ),
     )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .returning('seq')
+    .execute();
+  return rows.map((r) => Number(r.seq));
+}
+
+/** claimQueuedDeliveries for one delivery: whether this worker now holds it. */
+export async function claimQueuedDelivery(
+  db: Executor,
+  webhookId: string,
+  seq: number,
+  lease: Lease,
+): Promise<boolean> {
+  return (await claimQueuedDeliveries(db, webhookId, [seq], lease)).length === 1;
 }
 
 /** Claims any delivery (a manual retry: outside its endpoint's queue) unless another holds it. */

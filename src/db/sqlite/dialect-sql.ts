@@ -39,6 +39,7 @@ export const sqliteSql: DialectSql = {
     }
     return parents;
   },
+  allowLongStatements: async () => {},
   // SQLite cannot switch a trigger off: drop them and create them again, in the transaction.
   suspendTriggers: async (trx) => {
     const { rows } = await sql<{ name: string; sql: string }>`

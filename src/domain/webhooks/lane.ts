@@ -1,6 +1,7 @@
 import {
-  claimQueuedDelivery,
+  claimQueuedDeliveries,
   listQueuedDeliveries,
+  releaseLeases,
   type QueuedDelivery,
 } from '../../db/queries/webhook-deliveries.js';
 import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
@@ -39,10 +40,10 @@ export interface LaneHost {
  * delays itself.
  *
  * Several processes on one store each run a lane per endpoint: before sending, a lane claims
- * the head of its endpoint's queue with a lease (claimQueuedDelivery), and a lane that finds
- * the head leased to another live worker waits for that lease to end. Recording an attempt
- * claims the next delivery in the same transaction, so a busy endpoint stays with one worker
- * at no extra cost, and goes to another when that worker stops or dies.
+ * the front of its endpoint's queue (the batch it has read, the head first) with a lease
+ * (claimQueuedDeliveries), and a lane that finds the head leased to another live worker waits
+ * for that lease to end. One claim a batch, so a busy endpoint stays with one worker at about
+ * no cost, and goes to another when that worker stops or dies.
  */
 export class DeliveryLane {
   webhook: WebhookRow;
@@ -53,6 +54,8 @@ export class DeliveryLane {
   private idle = false;
   private wake: (() => void) | undefined;
   private agents: ReturnType<typeof createEndpointAgents>;
+  /** Deliveries of this endpoint this lane has claimed and not yet recorded. */
+  private readonly held = new Set<number>();
 
   constructor(
     private readonly host: LaneHost,
@@ -124,6 +127,7 @@ export class DeliveryLane {
           this.stale = false;
           this.fed = false;
           queue = await listQueuedDeliveries(ctx.db, this.webhook.id, QUEUE_BATCH);
+          await this.forgetLeft(queue);
         }
         const head = queue[0];
         if (!head) {
@@ -159,24 +163,26 @@ export class DeliveryLane {
           this.stale = true;
           continue;
         }
-        if (!this.host.leases.held.has(head.seq)) {
+        if (!this.held.has(head.seq)) {
           const gone = head.lease_owner ?? undefined;
-          const claimed = await claimQueuedDelivery(
+          const claimed = await claimQueuedDeliveries(
             ctx.db,
             this.webhook.id,
-            head.seq,
+            queue.map((d) => d.seq),
             this.host.leases.lease(gone && leaseOwnerIsGone(gone) ? gone : undefined),
           );
-          if (!claimed) {
-            // Taken, sent or rescheduled meanwhile: read the queue again.
+          for (const seq of claimed) this.hold(seq);
+          if (!claimed.includes(head.seq)) {
+            // Taken, sent or rescheduled meanwhile: give back what came without the head,
+            // and read the queue again.
+            await this.release(claimed);
             this.stale = true;
             if (++lostClaims > 1) await this.sleep(CLAIM_RETRY_MS);
             continue;
           }
-          this.host.leases.held.add(head.seq);
         }
         lostClaims = 0;
-        if (await this.attempt(head, queue[1])) queue.shift();
+        if (await this.attempt(head)) queue.shift();
       } catch (err) {
         ctx.logger.error({ err, webhook_id: this.webhook.id }, 'webhook lane error; retrying');
         if (!this.stopRequested) await this.sleep(ERROR_PAUSE_MS);
@@ -185,6 +191,43 @@ export class DeliveryLane {
     }
     this.agents.http.destroy();
     this.agents.https.destroy();
+    // Stopped (endpoint disabled or removed, or the worker stopping): others may take them.
+    try {
+      await this.release([...this.held]);
+    } catch (err) {
+      ctx.logger.warn({ err, webhook_id: this.webhook.id }, 'could not give back leases');
+    }
+  }
+
+  private hold(seq: number): void {
+    this.held.add(seq);
+    this.host.leases.held.add(seq);
+  }
+
+  private unhold(seq: number): void {
+    this.held.delete(seq);
+    this.host.leases.held.delete(seq);
+  }
+
+  private async release(seqs: number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    for (const seq of seqs) this.unhold(seq);
+    await releaseLeases(this.host.ctx.db, this.host.leases.owner, seqs);
+  }
+
+  /**
+   * Forgets held deliveries that left the queue by another way (a manual retry sent them), or
+   * whose lease ended meanwhile (a manual retry recorded an attempt): claimed again if needed.
+   */
+  private async forgetLeft(queue: QueuedDelivery[]): Promise<void> {
+    if (this.held.size === 0) return;
+    for (const d of queue) {
+      if (this.held.has(d.seq) && d.lease_owner !== this.host.leases.owner) this.unhold(d.seq);
+    }
+    const queued = new Set(queue.map((d) => d.seq));
+    const last = queue.at(-1)?.seq ?? 0;
+    // Past the batch read: still queued, maybe; kept (released when the lane stops).
+    await this.release([...this.held].filter((seq) => seq <= last && !queued.has(seq)));
   }
 
   /**
@@ -199,12 +242,9 @@ export class DeliveryLane {
     return left;
   }
 
-  /**
-   * One attempt of the head of the queue (claimed); true when the delivery left the queue.
-   * `next`, the delivery behind it, is claimed when the attempt is recorded, if it may go.
-   */
-  private async attempt(head: QueuedDelivery, next?: QueuedDelivery): Promise<boolean> {
-    const { ctx, inFlight, signal, record, leases } = this.host;
+  /** One attempt of the head of the queue (claimed); true when the delivery left the queue. */
+  private async attempt(head: QueuedDelivery): Promise<boolean> {
+    const { ctx, inFlight, signal, record } = this.host;
     const webhook = this.webhook;
     inFlight.add(head.seq);
     try {
@@ -230,13 +270,6 @@ export class DeliveryLane {
           ctx.now(),
         );
       }
-      const claimNext =
-        next &&
-        state.status !== 'pending' &&
-        !inFlight.has(next.seq) &&
-        this.foreignLeaseMs(next) === 0
-          ? { seq: next.seq, lease: leases.lease() }
-          : undefined;
       const settled = await record({
         webhookId: webhook.id,
         deliverySeq: head.seq,
@@ -244,11 +277,9 @@ export class DeliveryLane {
         trigger: 'schedule',
         sent,
         next: state,
-        ...(claimNext ? { claimNext } : {}),
       });
       // Recorded: the attempt's lease ended with it.
-      leases.held.delete(head.seq);
-      if (settled.claimedNext) leases.held.add(next!.seq);
+      this.unhold(head.seq);
       if (!sent.outcome.ok) {
         ctx.logger.warn(
           {

@@ -1,9 +1,7 @@
 import {
   advanceDeliveries,
-  claimQueuedDelivery,
   insertAttempts,
   pausePendingDeliveries,
-  type Lease,
 } from '../../db/queries/webhook-deliveries.js';
 import {
   clearWebhooksFailing,
@@ -38,15 +36,11 @@ export interface FinishedAttempt {
   trigger: AttemptTrigger;
   sent: SentAttempt;
   next: { status: DeliveryStatus; next_attempt_at: string | null };
-  /** The endpoint's next delivery, to claim in the same transaction if it may go now. */
-  claimNext?: { seq: number; lease: Lease };
 }
 
 export interface Settled {
   /** Set when this attempt disabled the endpoint. */
   disabled?: 'endpoint_gone' | 'failing';
-  /** The claimNext delivery is now held by the caller's worker. */
-  claimedNext?: boolean;
 }
 
 /**
@@ -91,16 +85,7 @@ export async function recordAttempts(
     );
     const settled: Settled[] = [];
     for (const a of attempts) {
-      const s: Settled = a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a);
-      if (a.claimNext && !s.disabled) {
-        s.claimedNext = await claimQueuedDelivery(
-          trx,
-          a.webhookId,
-          a.claimNext.seq,
-          a.claimNext.lease,
-        );
-      }
-      settled.push(s);
+      settled.push(a.sent.outcome.ok ? {} : await settleFailure(ctx, trx, a));
     }
     return settled;
   });
