@@ -310,6 +310,7 @@ export interface Database {
   analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
+  analytics_rollup_version: AnalyticsRollupVersionTable;
   reports: ReportTable;
   integrations: IntegrationTable;
   integration_products: IntegrationProductTable;
@@ -428,6 +429,12 @@ export interface AnalyticsDailyRevenueTable {
   product_id: string;
   conversions: number;
   amount_minor: number;
+}
+
+/** One row (id 1): bumped by every transaction that adds to the rollups (answer caches). */
+export interface AnalyticsRollupVersionTable {
+  id: number;
+  version: number;
 }
 
 export type InteractionRow = Selectable<InteractionTable>;

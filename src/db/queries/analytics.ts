@@ -127,6 +127,25 @@ export async function addRevenue(db: Executor, rows: AnalyticsDailyRevenueTable[
   );
 }
 
+/** Marks the rollups changed: in the transaction that adds to them. */
+export async function bumpRollupVersion(db: Executor): Promise<void> {
+  await db
+    .updateTable('analytics_rollup_version')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('id', '=', 1)
+    .execute();
+}
+
+/** The rollups' version: it changes with every transaction that adds to them. */
+export async function readRollupVersion(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('analytics_rollup_version')
+    .select('version')
+    .where('id', '=', 1)
+    .executeTakeFirst();
+  return Number(row?.version ?? 0);
+}
+
 /** Deletes up to `limit` of the oldest interactions before `cutoff`; returns how many went. */
 export async function deleteInteractionsBefore(
   db: Executor,
@@ -240,6 +259,35 @@ export async function periodTotals(
   return { ai_interactions: Number(ai?.n ?? 0), conversions: Number(conv?.n ?? 0) };
 }
 
+/** The brands whose page or feed an AI agent fetched in [start, end] (slugs). */
+export async function fetchedBrandSlugs(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('analytics_daily_brands')
+    .select('brand')
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .where('fetched', '>', 0)
+    .distinct()
+    .execute();
+  return rows.map((r) => r.brand);
+}
+
+/** Published brands: name, slug and how many products their last publication carried. */
+export async function discoveryBrandCounts(
+  db: Executor,
+): Promise<{ name: string; slug: string; product_count: number }[]> {
+  const rows = await db
+    .selectFrom('discovery_brands')
+    .select(['name', 'slug', 'product_count'])
+    .orderBy('name')
+    .execute();
+  return rows.map((r) => ({ ...r, product_count: Number(r.product_count) }));
+}
+
 /**
  * Products discovered in [start, end] (CONTRACT part 9): the published products of every brand
  * whose page or feed an AI agent fetched (discovery_brands.product_count, what the last
@@ -252,38 +300,60 @@ export async function countDiscovered(
   end: string,
   storeName: string,
 ): Promise<number> {
+  const [fetched, brands] = await Promise.all([
+    fetchedBrandSlugs(db, start, end),
+    discoveryBrandCounts(db),
+  ]);
+  const viaBrands = countViaBrands(brands, fetched);
+  return viaBrands + (await countNamedOutsideBrands(db, start, end, storeName));
+}
+
+/** The products the brands of `fetched` (slugs) published. */
+export function countViaBrands(
+  brands: readonly { slug: string; product_count: number }[],
+  fetched: readonly string[],
+): number {
+  const set = new Set(fetched);
+  let n = 0;
+  for (const b of brands) if (set.has(b.slug)) n += b.product_count;
+  return n;
+}
+
+/**
+ * The active products the product rollup names in [start, end] that are not of a brand an AI
+ * agent fetched in that period (those count through their brand).
+ */
+export async function countNamedOutsideBrands(
+  db: Executor,
+  start: string,
+  end: string,
+  storeName: string,
+): Promise<number> {
   const fetchedBrands = db
     .selectFrom('analytics_daily_brands')
     .select('brand')
     .where('day', '>=', start)
     .where('day', '<=', end)
     .where('fetched', '>', 0);
-  const [viaBrands, named] = await Promise.all([
-    db
-      .selectFrom('discovery_brands')
-      .select((eb) => eb.fn.sum<number>('product_count').as('n'))
-      .where('slug', 'in', fetchedBrands)
-      .executeTakeFirst(),
-    db
-      .selectFrom(
-        db
-          .selectFrom('analytics_daily_products')
-          .select('product_id')
-          .where('day', '>=', start)
-          .where('day', '<=', end)
-          .distinct()
-          .as('d'),
-      )
-      .innerJoin('products as p', 'p.id', 'd.product_id')
-      .leftJoin('discovery_brands as b', (j) =>
-        j.on((eb) => eb('b.name', '=', eb.fn.coalesce('p.brand', sql.lit(storeName)))),
-      )
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('p.status', '=', 'active')
-      .where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)]))
-      .executeTakeFirst(),
-  ]);
-  return Number(viaBrands?.n ?? 0) + Number(named?.n ?? 0);
+  const named = await db
+    .selectFrom(
+      db
+        .selectFrom('analytics_daily_products')
+        .select('product_id')
+        .where('day', '>=', start)
+        .where('day', '<=', end)
+        .distinct()
+        .as('d'),
+    )
+    .innerJoin('products as p', 'p.id', 'd.product_id')
+    .leftJoin('discovery_brands as b', (j) =>
+      j.on((eb) => eb('b.name', '=', eb.fn.coalesce('p.brand', sql.lit(storeName)))),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('p.status', '=', 'active')
+    .where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)]))
+    .executeTakeFirst();
+  return Number(named?.n ?? 0);
 }
 
 /** AI interactions of [start, end] per agent, operator and kind. */
@@ -337,33 +407,29 @@ export interface ProductTotalsRow {
   revenue_minor: number;
 }
 
-/** A page of products with activity in [start, end], by a total descending, then by id. */
+/**
+ * A page of products with activity in [start, end], by a total descending, then by id, and
+ * how many products had activity. Names are not read here (productNames): they change with the
+ * catalogue, the totals only with the rollups.
+ */
 export async function productTotalsPage(
   db: Executor,
   start: string,
   end: string,
   page: { sort: ProductSort; limit: number; offset: number },
-): Promise<{ rows: (ProductTotalsRow & { name: string | null })[]; total: number }> {
+): Promise<{ rows: ProductTotalsRow[]; total: number }> {
   const column = page.sort === 'revenue' ? 'revenue_minor' : page.sort;
-  const totals = db
-    .selectFrom('analytics_daily_products')
-    .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
-    .where('day', '>=', start)
-    .where('day', '<=', end)
-    .groupBy('product_id')
-    // The page is cut before the names are looked up: one lookup a row shown.
-    .orderBy(column, 'desc')
-    .orderBy('product_id')
-    .limit(page.limit)
-    .offset(page.offset);
   const [rows, count] = await Promise.all([
     db
-      .selectFrom(totals.as('t'))
-      .leftJoin('products as p', 'p.id', 't.product_id')
-      .selectAll('t')
-      .select('p.name')
-      .orderBy(`t.${column}`, 'desc')
-      .orderBy('t.product_id')
+      .selectFrom('analytics_daily_products')
+      .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .groupBy('product_id')
+      .orderBy(column, 'desc')
+      .orderBy('product_id')
+      .limit(page.limit)
+      .offset(page.offset)
       .execute(),
     db
       .selectFrom('analytics_daily_products')
@@ -375,7 +441,6 @@ export async function productTotalsPage(
   return {
     rows: rows.map((r) => ({
       product_id: r.product_id,
-      name: r.name ?? null,
       interactions: Number(r.interactions),
       assistant: Number(r.assistant),
       search: Number(r.search),
@@ -388,6 +453,23 @@ export async function productTotalsPage(
     })),
     total: Number(count?.n ?? 0),
   };
+}
+
+/** The names of these products now (a deleted product is absent). */
+export async function productNames(
+  db: Executor,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += KEY_CHUNK) {
+    const rows = await db
+      .selectFrom('products')
+      .select(['id', 'name'])
+      .where('id', 'in', ids.slice(i, i + KEY_CHUNK))
+      .execute();
+    for (const r of rows) names.set(r.id, r.name);
+  }
+  return names;
 }
 
 /** Conversions in currencies other than `currency`, per product of `ids`, in [start, end]. */

@@ -10,6 +10,7 @@ import {
   addProductDays,
   addRevenue,
   addTraffic,
+  bumpRollupVersion,
   insertInteractions,
   storedDedupeKeys,
 } from '../../db/queries/analytics.js';
@@ -209,6 +210,7 @@ export async function storeInteractions(
     await addBrandDays(trx, rollups.brands);
     await addProductDays(trx, rollups.products);
     await addRevenue(trx, rollups.revenue);
+    if (fresh.length > 0) await bumpRollupVersion(trx);
     return { stored: fresh.length, duplicates: rows.length - fresh.length };
   });
 }

@@ -4,20 +4,73 @@
  */
 import {
   AI_KINDS,
-  aiInteractionsByDay,
+  aiInteractionsByDay as aiInteractionsByDayUncached,
   countActiveProducts,
-  countDiscovered,
+  countNamedOutsideBrands,
+  countViaBrands,
+  discoveryBrandCounts,
+  fetchedBrandSlugs,
   otherCurrencyRevenue,
-  periodTotals,
+  periodTotals as periodTotalsUncached,
+  productNames,
   productTotalsPage,
-  revenueByDay,
-  trafficByAgent,
+  revenueByDay as revenueByDayUncached,
+  trafficByAgent as trafficByAgentUncached,
   type ProductSort,
 } from '../../db/queries/analytics.js';
+import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
+import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 import { fromMinorUnits } from '../money.js';
 import { presentPagination } from '../pagination.js';
+import { rollupAnswer } from './answer-cache.js';
+
+// The rollup reads, kept until the rollups change (answer-cache.ts): a period's answer costs
+// its aggregation once, however often a dashboard asks.
+const aiInteractionsByDay = (db: Executor, start: string, end: string) =>
+  rollupAnswer(db, `aiByDay\u0000${start}\u0000${end}`, () =>
+    aiInteractionsByDayUncached(db, start, end),
+  );
+const revenueByDay = (db: Executor, start: string, end: string) =>
+  rollupAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, () =>
+    revenueByDayUncached(db, start, end),
+  );
+const periodTotals = (db: Executor, start: string, end: string) =>
+  rollupAnswer(db, `totals\u0000${start}\u0000${end}`, () => periodTotalsUncached(db, start, end));
+const trafficByAgent = (db: Executor, start: string, end: string) =>
+  rollupAnswer(db, `byAgent\u0000${start}\u0000${end}`, () =>
+    trafficByAgentUncached(db, start, end),
+  );
+
+/**
+ * Products discovered in a period (CONTRACT part 9; queries/analytics.ts countDiscovered): the
+ * published brands are read each time; the brands fetched in the period are kept with the
+ * rollups, and the products named outside them with the rollups and the catalogue's version
+ * (product events and counts per status, as the pipeline's staleness check reads it) and the
+ * published brands.
+ */
+async function countDiscovered(db: Executor, period: Period, storeName: string): Promise<number> {
+  const { start, end } = period;
+  const [fetched, brands, catalogue] = await Promise.all([
+    rollupAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, () =>
+      fetchedBrandSlugs(db, start, end),
+    ),
+    discoveryBrandCounts(db),
+    db.isTransaction ? undefined : selectCatalogueVersionParts(db as Db),
+  ]);
+  const catalogueKey = JSON.stringify([
+    catalogue?.productEvent,
+    catalogue?.counts,
+    brands.map((b) => [b.name, b.slug]),
+  ]);
+  const named = await rollupAnswer(
+    db,
+    `named\u0000${start}\u0000${end}\u0000${storeName}\u0000${catalogueKey}`,
+    () => countNamedOutsideBrands(db, start, end, storeName),
+  );
+  return countViaBrands(brands, fetched) + named;
+}
 
 /** A period of whole UTC days, both ends included. */
 export interface Period {
@@ -216,9 +269,7 @@ export async function analyticsOverview(
     want('ai_interactions') || want('conversion_rate')
       ? periodTotals(db, previous.start, previous.end)
       : undefined,
-    want('discovery_rate')
-      ? countDiscovered(db, period.start, period.end, options.storeName ?? 'My Store')
-      : 0,
+    want('discovery_rate') ? countDiscovered(db, period, options.storeName ?? 'My Store') : 0,
   ]);
   const ai = daily ? sum(daily.ai) : 0;
   const conversions = daily ? sum(daily.conversions) : 0;
@@ -420,21 +471,34 @@ export async function productAnalytics(
   options: MetricOptions = {},
 ) {
   const currency = options.currency ?? 'USD';
-  const { rows, total } = await productTotalsPage(db, period.start, period.end, {
-    sort: page.sort ?? 'interactions',
-    limit: page.limit,
-    offset: page.offset,
-  });
-  const other = await otherCurrencyRevenue(
+  const sort = page.sort ?? 'interactions';
+  const { rows, total, other } = await rollupAnswer(
     db,
-    period.start,
-    period.end,
-    currency,
+    `products\u0000${period.start}\u0000${period.end}\u0000${sort}\u0000${page.limit}\u0000${page.offset}\u0000${currency}`,
+    async () => {
+      const totals = await productTotalsPage(db, period.start, period.end, {
+        sort,
+        limit: page.limit,
+        offset: page.offset,
+      });
+      const other = await otherCurrencyRevenue(
+        db,
+        period.start,
+        period.end,
+        currency,
+        totals.rows.map((r) => r.product_id),
+      );
+      return { ...totals, other };
+    },
+  );
+  // Names are the catalogue's now: read each time (a page's worth).
+  const names = await productNames(
+    db,
     rows.map((r) => r.product_id),
   );
   const products: ProductAnalytics[] = rows.map((r) => ({
     product_id: r.product_id,
-    name: r.name,
+    name: names.get(r.product_id) ?? null,
     interactions: {
       total: r.interactions,
       assistant: r.assistant,
