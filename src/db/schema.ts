@@ -310,7 +310,7 @@ export interface Database {
   analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
-  analytics_rollup_version: AnalyticsRollupVersionTable;
+  change_versions: ChangeVersionTable;
   reports: ReportTable;
   integrations: IntegrationTable;
   integration_products: IntegrationProductTable;
@@ -431,9 +431,9 @@ export interface AnalyticsDailyRevenueTable {
   amount_minor: number;
 }
 
-/** One row (id 1): bumped by every transaction that adds to the rollups (answer caches). */
-export interface AnalyticsRollupVersionTable {
-  id: number;
+/** A counter bumped by every transaction that changes what `name` names (answer caches). */
+export interface ChangeVersionTable {
+  name: string;
   version: number;
 }
 

@@ -8,7 +8,7 @@ import * as m20261121050000 from './20261121050000_category_counts.js';
 import * as m20261125020000 from './20261125020000_analytics.js';
 import * as m20261125030000 from './20261125030000_reports.js';
 import * as m20261125010000 from './20261125010000_integrations.js';
-import * as m20261126020000 from './20261126020000_analytics_rollup_version.js';
+import * as m20261126020000 from './20261126020000_change_versions.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -24,5 +24,5 @@ export const migrations: Record<string, Migration> = {
   '20261125020000_analytics': m20261125020000,
   '20261125030000_reports': m20261125030000,
   '20261125010000_integrations': m20261125010000,
-  '20261126020000_analytics_rollup_version': m20261126020000,
+  '20261126020000_change_versions': m20261126020000,
 };

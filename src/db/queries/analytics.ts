@@ -127,25 +127,6 @@ export async function addRevenue(db: Executor, rows: AnalyticsDailyRevenueTable[
   );
 }
 
-/** Marks the rollups changed: in the transaction that adds to them. */
-export async function bumpRollupVersion(db: Executor): Promise<void> {
-  await db
-    .updateTable('analytics_rollup_version')
-    .set((eb) => ({ version: eb('version', '+', 1) }))
-    .where('id', '=', 1)
-    .execute();
-}
-
-/** The rollups' version: it changes with every transaction that adds to them. */
-export async function readRollupVersion(db: Executor): Promise<number> {
-  const row = await db
-    .selectFrom('analytics_rollup_version')
-    .select('version')
-    .where('id', '=', 1)
-    .executeTakeFirst();
-  return Number(row?.version ?? 0);
-}
-
 /** Deletes up to `limit` of the oldest interactions before `cutoff`; returns how many went. */
 export async function deleteInteractionsBefore(
   db: Executor,

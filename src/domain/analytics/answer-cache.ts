@@ -1,67 +1,89 @@
 /**
- * Answers read from the analytics rollups, kept until the rollups change. The rollups change
- * only in a transaction that also bumps `analytics_rollup_version` (interactions.ts), so an
- * answer computed while the version stayed the same is the answer for that version, whichever
- * process wrote; the version is read again at every use, so a kept answer is never stale.
- * Answers that also depend on the catalogue (which products are active, their brands) add the
- * catalogue's version to their key.
+ * Answers read from the analytics rollups, kept until what they read changes. The rollups and
+ * the published brands change only with a bump of their change version (migration
+ * 20261126020000, interactions.ts, queries/discovery.ts), and the catalogue's products with a
+ * product event or a change of the counts per status (the version the pipeline's staleness
+ * check reads). An answer computed while those stayed the same is the answer for them,
+ * whichever process wrote; they are read again at every use, so a kept answer is never stale.
  *
  * One cache per store connection (a Kysely instance). Inside a transaction (a report's snapshot
  * on a connection of its own) nothing is kept: the answer is computed.
  */
-import { readRollupVersion } from '../../db/queries/analytics.js';
+import { readChangeVersions } from '../../db/queries/change-versions.js';
+import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
+import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
 
 /** Answers kept per store at most (each is a period's series or a page: a few kB). */
 export const MAX_KEPT_ANSWERS = 500;
 
+export interface AnswerDependencies {
+  /** The answer reads products (status, brand, counts), not only rollups and brands. */
+  catalogue?: boolean;
+}
+
 interface Cache {
-  version: number;
-  answers: Map<string, unknown>;
-  /** Answers being computed: a second request for one waits for it instead of computing it too. */
+  answers: Map<string, { stamp: string; value: unknown }>;
+  /** Answers being computed: another request for one waits for it instead of computing it too. */
   pending: Map<string, Promise<unknown>>;
 }
 
 const caches = new WeakMap<object, Cache>();
 
+async function stampOf(db: Executor, deps: AnswerDependencies): Promise<string> {
+  const versions = await readChangeVersions(db);
+  if (!deps.catalogue) return versions;
+  const c = await selectCatalogueVersionParts(db as Db);
+  return `${versions};${c.productEvent};${c.counts.map((r) => `${r.status}=${r.count}`).join(',')}`;
+}
+
+/** Frozen, so a caller that changed a kept answer would fail at once instead of corrupting it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /**
- * The answer for `key` at the rollups' current version: kept, or computed by `compute` (once,
- * however many ask at the same time). `key` must name everything the answer depends on besides
- * the rollups (the function, the period, the options, a catalogue version).
+ * The answer for `key` as the store is now: kept, or computed by `compute` (once, however many
+ * ask at the same time). `key` must name everything the answer depends on besides the stores'
+ * versions (the function, the period, the options). The answer is frozen: callers copy what
+ * they change.
  */
-export async function rollupAnswer<T>(
+export async function keptAnswer<T>(
   db: Executor,
   key: string,
   compute: () => Promise<T>,
+  deps: AnswerDependencies = {},
 ): Promise<T> {
   if (db.isTransaction) return compute();
   let cache = caches.get(db);
   if (!cache) {
-    cache = { version: -1, answers: new Map(), pending: new Map() };
+    cache = { answers: new Map(), pending: new Map() };
     caches.set(db, cache);
   }
-  const version = await readRollupVersion(db);
-  if (version !== cache.version) {
-    cache.version = version;
-    cache.answers.clear();
-  }
-  if (cache.answers.has(key)) {
-    const value = cache.answers.get(key) as T;
-    // Most recently used last: the oldest is dropped first.
+  const stamp = await stampOf(db, deps);
+  const kept = cache.answers.get(key);
+  if (kept) {
     cache.answers.delete(key);
-    cache.answers.set(key, value);
-    return value;
+    if (kept.stamp === stamp) {
+      // Most recently used last: the oldest is dropped first.
+      cache.answers.set(key, kept);
+      return kept.value as T;
+    }
   }
-  const pendingKey = `${version}\u0000${key}`;
+  const pendingKey = `${stamp}\u0000${key}`;
   const waiting = cache.pending.get(pendingKey) as Promise<T> | undefined;
   if (waiting) return waiting;
   const c = cache;
   const computing = (async () => {
     try {
-      const value = await compute();
-      // Kept only when no transaction added to the rollups while it was computed.
-      if ((await readRollupVersion(db)) === version && c.version === version) {
-        c.answers.set(key, value);
+      const value = deepFreeze(await compute());
+      // Kept only when nothing it depends on changed while it was computed.
+      if ((await stampOf(db, deps)) === stamp) {
+        c.answers.set(key, { stamp, value });
         if (c.answers.size > MAX_KEPT_ANSWERS) c.answers.delete(c.answers.keys().next().value!);
       }
       return value;

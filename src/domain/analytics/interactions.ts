@@ -10,7 +10,6 @@ import {
   addProductDays,
   addRevenue,
   addTraffic,
-  bumpRollupVersion,
   insertInteractions,
   storedDedupeKeys,
 } from '../../db/queries/analytics.js';
@@ -24,6 +23,7 @@ import type {
   InteractionKind,
   NewInteractionRow,
 } from '../../db/schema.js';
+import { bumpChangeVersion } from '../../db/queries/change-versions.js';
 import { storedTimestamp } from '../../db/timestamps.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { SLUG_PATTERN } from '../discovery/slug.js';
@@ -210,7 +210,7 @@ export async function storeInteractions(
     await addBrandDays(trx, rollups.brands);
     await addProductDays(trx, rollups.products);
     await addRevenue(trx, rollups.revenue);
-    if (fresh.length > 0) await bumpRollupVersion(trx);
+    if (fresh.length > 0) await bumpChangeVersion(trx, 'analytics_rollups');
     return { stored: fresh.length, duplicates: rows.length - fresh.length };
   });
 }

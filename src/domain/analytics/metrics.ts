@@ -15,60 +15,47 @@ import {
   productNames,
   productTotalsPage,
   revenueByDay as revenueByDayUncached,
-  trafficByAgent as trafficByAgentUncached,
+  trafficByAgent,
   type ProductSort,
 } from '../../db/queries/analytics.js';
-import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
-import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 import { fromMinorUnits } from '../money.js';
 import { presentPagination } from '../pagination.js';
-import { rollupAnswer } from './answer-cache.js';
+import { keptAnswer } from './answer-cache.js';
 
-// The rollup reads, kept until the rollups change (answer-cache.ts): a period's answer costs
-// its aggregation once, however often a dashboard asks.
+// The rollup reads are kept until the rollups change (answer-cache.ts): a period's answer
+// costs its aggregation once, however often a dashboard asks.
 const aiInteractionsByDay = (db: Executor, start: string, end: string) =>
-  rollupAnswer(db, `aiByDay\u0000${start}\u0000${end}`, () =>
+  keptAnswer(db, `aiByDay\u0000${start}\u0000${end}`, () =>
     aiInteractionsByDayUncached(db, start, end),
   );
 const revenueByDay = (db: Executor, start: string, end: string) =>
-  rollupAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, () =>
+  keptAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, () =>
     revenueByDayUncached(db, start, end),
   );
 const periodTotals = (db: Executor, start: string, end: string) =>
-  rollupAnswer(db, `totals\u0000${start}\u0000${end}`, () => periodTotalsUncached(db, start, end));
-const trafficByAgent = (db: Executor, start: string, end: string) =>
-  rollupAnswer(db, `byAgent\u0000${start}\u0000${end}`, () =>
-    trafficByAgentUncached(db, start, end),
-  );
+  keptAnswer(db, `totals\u0000${start}\u0000${end}`, () => periodTotalsUncached(db, start, end));
 
 /**
- * Products discovered in a period (CONTRACT part 9; queries/analytics.ts countDiscovered): the
- * published brands are read each time; the brands fetched in the period are kept with the
- * rollups, and the products named outside them with the rollups and the catalogue's version
- * (product events and counts per status, as the pipeline's staleness check reads it) and the
- * published brands.
+ * Products discovered in a period (CONTRACT part 9): the published products of every brand
+ * whose page or feed an AI agent fetched, plus the active products the rollups name that are
+ * not of such a brand (queries/analytics.ts).
  */
 async function countDiscovered(db: Executor, period: Period, storeName: string): Promise<number> {
   const { start, end } = period;
-  const [fetched, brands, catalogue] = await Promise.all([
-    rollupAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, () =>
+  const [fetched, brands, named] = await Promise.all([
+    keptAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, () =>
       fetchedBrandSlugs(db, start, end),
     ),
     discoveryBrandCounts(db),
-    db.isTransaction ? undefined : selectCatalogueVersionParts(db as Db),
+    keptAnswer(
+      db,
+      `named\u0000${start}\u0000${end}\u0000${storeName}`,
+      () => countNamedOutsideBrands(db, start, end, storeName),
+      { catalogue: true },
+    ),
   ]);
-  const catalogueKey = JSON.stringify([
-    catalogue?.productEvent,
-    catalogue?.counts,
-    brands.map((b) => [b.name, b.slug]),
-  ]);
-  const named = await rollupAnswer(
-    db,
-    `named\u0000${start}\u0000${end}\u0000${storeName}\u0000${catalogueKey}`,
-    () => countNamedOutsideBrands(db, start, end, storeName),
-  );
   return countViaBrands(brands, fetched) + named;
 }
 
@@ -259,6 +246,19 @@ export async function analyticsOverview(
   period: Period,
   options: MetricOptions & { metric?: MetricName | undefined } = {},
 ): Promise<AnalyticsResult> {
+  return keptAnswer(
+    db,
+    `overview\u0000${period.start}\u0000${period.end}\u0000${options.metric ?? ''}\u0000${options.currency ?? ''}\u0000${options.storeName ?? ''}`,
+    () => computeOverview(db, period, options),
+    { catalogue: true },
+  );
+}
+
+async function computeOverview(
+  db: Executor,
+  period: Period,
+  options: MetricOptions & { metric?: MetricName | undefined },
+): Promise<AnalyticsResult> {
   const currency = options.currency ?? 'USD';
   const want = (m: MetricName) => !options.metric || options.metric === m;
   const needsTotals = want('ai_interactions') || want('conversion_rate') || want('revenue');
@@ -330,6 +330,18 @@ export async function dailySeries(
   period: Period,
   options: MetricOptions = {},
 ): Promise<DailyPoint[]> {
+  return keptAnswer(
+    db,
+    `series\u0000${period.start}\u0000${period.end}\u0000${options.currency ?? ''}`,
+    () => computeSeries(db, period, options),
+  );
+}
+
+async function computeSeries(
+  db: Executor,
+  period: Period,
+  options: MetricOptions,
+): Promise<DailyPoint[]> {
   const currency = options.currency ?? 'USD';
   const [traffic, revenue] = await Promise.all([
     aiInteractionsByDay(db, period.start, period.end),
@@ -396,6 +408,12 @@ export interface AgentBreakdown {
 
 /** AI interactions of the period by agent, by operator and by kind; bots and people apart. */
 export async function agentBreakdown(db: Executor, period: Period): Promise<AgentBreakdown> {
+  return keptAnswer(db, `agents\u0000${period.start}\u0000${period.end}`, () =>
+    computeBreakdown(db, period),
+  );
+}
+
+async function computeBreakdown(db: Executor, period: Period): Promise<AgentBreakdown> {
   const rows = await trafficByAgent(db, period.start, period.end);
   const result: AgentBreakdown = {
     agents: [],
@@ -472,7 +490,7 @@ export async function productAnalytics(
 ) {
   const currency = options.currency ?? 'USD';
   const sort = page.sort ?? 'interactions';
-  const { rows, total, other } = await rollupAnswer(
+  const { rows, total, other } = await keptAnswer(
     db,
     `products\u0000${period.start}\u0000${period.end}\u0000${sort}\u0000${page.limit}\u0000${page.offset}\u0000${currency}`,
     async () => {

@@ -1,0 +1,23 @@
+import type { Executor } from '../transaction.js';
+
+/** What a change version names (migration 20261126020000_change_versions). */
+export type ChangeVersionName = 'analytics_rollups' | 'discovery_brands';
+
+/** Marks `name` changed: in the transaction (or right after the statement) that changes it. */
+export async function bumpChangeVersion(db: Executor, name: ChangeVersionName): Promise<void> {
+  await db
+    .updateTable('change_versions')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('name', '=', name)
+    .execute();
+}
+
+/** Every change version, as one string that differs whenever one of them changed. */
+export async function readChangeVersions(db: Executor): Promise<string> {
+  const rows = await db
+    .selectFrom('change_versions')
+    .select(['name', 'version'])
+    .orderBy('name')
+    .execute();
+  return rows.map((r) => `${r.name}=${r.version}`).join(',');
+}
