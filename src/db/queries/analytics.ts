@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { insertInChunks } from '../insert-in-chunks.js';
+import { insertValuesInChunks, upsertValuesInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
 import type {
   AnalyticsDailyAgentTable,
@@ -17,22 +17,52 @@ export const AI_KINDS: readonly InteractionKind[] = ['assistant', 'search', 'tra
 
 const KEY_CHUNK = 500;
 
-/** Which of these dedupe keys are already stored. */
-export async function storedDedupeKeys(db: Executor, keys: string[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const rows = await db
-      .selectFrom('interactions')
-      .select('dedupe_key')
-      .where('dedupe_key', 'in', keys.slice(i, i + KEY_CHUNK))
-      .execute();
-    for (const r of rows) if (r.dedupe_key !== null) found.add(r.dedupe_key);
-  }
-  return found;
-}
+/** The columns of an interaction as insertNewInteractions takes them, in this order. */
+export const INTERACTION_COLUMNS = [
+  'at',
+  'source',
+  'method',
+  'path',
+  'brand',
+  'product_id',
+  'status',
+  'bytes',
+  'user_agent',
+  'agent',
+  'operator',
+  'kind',
+  'verified',
+  'event_type',
+  'amount_minor',
+  'currency',
+  'dedupe_key',
+] as const satisfies readonly (keyof NewInteractionRow)[];
 
-export async function insertInteractions(db: Executor, rows: NewInteractionRow[]): Promise<void> {
-  await insertInChunks(db as Kysely<Database>, 'interactions', rows, { maxRows: 1000 });
+/**
+ * Inserts interactions (values in INTERACTION_COLUMNS order); a row whose dedupe_key is
+ * already stored (or comes earlier in `rows`) is skipped by the unique index
+ * (`ON CONFLICT DO NOTHING`). Answers the dedupe keys of the rows inserted (null for rows
+ * without one), or null when no row had a key (nothing can have been skipped).
+ */
+export async function insertNewInteractions(
+  db: Executor,
+  rows: readonly (readonly unknown[])[],
+  keyed: boolean,
+): Promise<unknown[] | null> {
+  if (!keyed) {
+    await insertValuesInChunks(db as Kysely<Database>, 'interactions', INTERACTION_COLUMNS, rows, {
+      maxRows: 1000,
+    });
+    return null;
+  }
+  return upsertValuesInChunks(
+    db as Kysely<Database>,
+    'interactions',
+    INTERACTION_COLUMNS,
+    rows,
+    { columns: ['dedupe_key'], whereNotNull: 'dedupe_key', returning: 'dedupe_key' },
+    { maxRows: 1000 },
+  );
 }
 
 type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
@@ -48,27 +78,17 @@ async function addToRollup<T extends keyof Database & string>(
   counts: readonly (Counts<Database[T]> & string)[],
   rows: readonly Database[T][],
 ): Promise<void> {
-  const width = keys.length + counts.length;
-  const perStatement = Math.floor(5000 / width);
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const chunk = rows.slice(i, i + perStatement);
-    await db
-      .insertInto(table)
-      .values(chunk as never)
-      .onConflict((oc) =>
-        oc
-          .columns(keys as never)
-          .doUpdateSet(
-            Object.fromEntries(
-              counts.map((c) => [
-                c,
-                sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`,
-              ]),
-            ) as never,
-          ),
-      )
-      .execute();
-  }
+  if (rows.length === 0) return;
+  const columns = [...keys, ...counts] as (keyof Database[T] & string)[];
+  const values = rows.map((row) => columns.map((c) => row[c]));
+  await upsertValuesInChunks(
+    db as Kysely<Database>,
+    table,
+    columns,
+    values,
+    { columns: keys, add: counts },
+    { maxRows: 500 },
+  );
 }
 
 export const TRAFFIC_KEYS = ['day', 'source', 'brand', 'agent', 'operator', 'kind'] as const;
