@@ -6,7 +6,10 @@ import type { Kysely } from 'kysely';
  * Numbers that change with every transaction that changes what they name, so an answer
  * computed from those tables can be kept until one changes (domain/analytics/answer-cache.ts),
  * whichever process wrote:
- * - `analytics_rollups`: bumped with the analytics_daily_* rollups (analytics/interactions.ts);
+ * - `analytics_traffic`: bumped with the traffic rollups (analytics_daily_traffic, _agents,
+ *   _brands: every request recorded) by analytics/interactions.ts;
+ * - `analytics_products`: bumped with the product rollups (analytics_daily_products, _revenue:
+ *   events, requests naming a product), so the product answers outlive request traffic;
  * - `discovery_brands`: bumped with the published brands (queries/discovery.ts).
  * Standard SQL, the same on PostgreSQL.
  */
@@ -19,7 +22,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db
     .insertInto('change_versions' as never)
     .values([
-      { name: 'analytics_rollups', version: 1 },
+      { name: 'analytics_traffic', version: 1 },
+      { name: 'analytics_products', version: 1 },
       { name: 'discovery_brands', version: 1 },
     ] as never)
     .execute();

@@ -306,7 +306,7 @@ export async function countDiscovered(
     discoveryBrandCounts(db),
   ]);
   const viaBrands = countViaBrands(brands, fetched);
-  return viaBrands + (await countNamedOutsideBrands(db, start, end, storeName));
+  return viaBrands + (await countNamedOutsideBrands(db, start, end, storeName, fetched));
 }
 
 /** The products the brands of `fetched` (slugs) published. */
@@ -322,20 +322,25 @@ export function countViaBrands(
 
 /**
  * The active products the product rollup names in [start, end] that are not of a brand an AI
- * agent fetched in that period (those count through their brand).
+ * agent fetched in that period (`fetched`, slugs: those count through their brand).
  */
 export async function countNamedOutsideBrands(
   db: Executor,
   start: string,
   end: string,
   storeName: string,
+  fetched: readonly string[],
 ): Promise<number> {
-  const fetchedBrands = db
-    .selectFrom('analytics_daily_brands')
-    .select('brand')
-    .where('day', '>=', start)
-    .where('day', '<=', end)
-    .where('fetched', '>', 0);
+  // A long list is read from the rollup again rather than bound (parameters are limited).
+  const fetchedBrands =
+    fetched.length <= 10_000
+      ? [...fetched]
+      : db
+          .selectFrom('analytics_daily_brands')
+          .select('brand')
+          .where('day', '>=', start)
+          .where('day', '<=', end)
+          .where('fetched', '>', 0);
   const named = await db
     .selectFrom(
       db
@@ -352,7 +357,9 @@ export async function countNamedOutsideBrands(
     )
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('p.status', '=', 'active')
-    .where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)]))
+    .$if(!Array.isArray(fetchedBrands) || fetchedBrands.length > 0, (q) =>
+      q.where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)])),
+    )
     .executeTakeFirst();
   return Number(named?.n ?? 0);
 }

@@ -1,7 +1,7 @@
 import type { Executor } from '../transaction.js';
 
 /** What a change version names (migration 20261126020000_change_versions). */
-export type ChangeVersionName = 'analytics_rollups' | 'discovery_brands';
+export type ChangeVersionName = 'analytics_traffic' | 'analytics_products' | 'discovery_brands';
 
 /** Marks `name` changed: in the transaction (or right after the statement) that changes it. */
 export async function bumpChangeVersion(db: Executor, name: ChangeVersionName): Promise<void> {
@@ -12,12 +12,8 @@ export async function bumpChangeVersion(db: Executor, name: ChangeVersionName): 
     .execute();
 }
 
-/** Every change version, as one string that differs whenever one of them changed. */
-export async function readChangeVersions(db: Executor): Promise<string> {
-  const rows = await db
-    .selectFrom('change_versions')
-    .select(['name', 'version'])
-    .orderBy('name')
-    .execute();
-  return rows.map((r) => `${r.name}=${r.version}`).join(',');
+/** Every change version by name. */
+export async function readChangeVersions(db: Executor): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('change_versions').select(['name', 'version']).execute();
+  return new Map(rows.map((r) => [r.name, Number(r.version)]));
 }

@@ -1,15 +1,17 @@
 /**
- * Answers read from the analytics rollups, kept until what they read changes. The rollups and
- * the published brands change only with a bump of their change version (migration
- * 20261126020000, interactions.ts, queries/discovery.ts), and the catalogue's products with a
- * product event or a change of the counts per status (the version the pipeline's staleness
- * check reads). An answer computed while those stayed the same is the answer for them,
- * whichever process wrote; they are read again at every use, so a kept answer is never stale.
+ * Answers read from the analytics rollups, kept until what they read changes. The traffic
+ * rollups, the product rollups and the published brands change only with a bump of their
+ * change version (migration 20261126020000, interactions.ts, queries/discovery.ts), and the
+ * catalogue's products with a product event or a change of the counts per status (the version
+ * the pipeline's staleness check reads). An answer computed while what it reads stayed the same
+ * is the answer for that state, whichever process wrote; the versions are read again at every
+ * use, so a kept answer is never stale. An answer names what it reads, so the product answers
+ * (changed by events) outlive the request traffic a live server records every second.
  *
  * One cache per store connection (a Kysely instance). Inside a transaction (a report's snapshot
  * on a connection of its own) nothing is kept: the answer is computed.
  */
-import { readChangeVersions } from '../../db/queries/change-versions.js';
+import { readChangeVersions, type ChangeVersionName } from '../../db/queries/change-versions.js';
 import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
 import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
@@ -17,10 +19,22 @@ import type { Executor } from '../../db/transaction.js';
 /** Answers kept per store at most (each is a period's series or a page: a few kB). */
 export const MAX_KEPT_ANSWERS = 500;
 
-export interface AnswerDependencies {
-  /** The answer reads products (status, brand, counts), not only rollups and brands. */
-  catalogue?: boolean;
-}
+/** What an answer reads. */
+export type AnswerSource =
+  /** analytics_daily_traffic, _agents, _brands. */
+  | 'traffic'
+  /** analytics_daily_products, _revenue. */
+  | 'products'
+  /** discovery_brands. */
+  | 'brands'
+  /** products: status, brand, counts. */
+  | 'catalogue';
+
+const VERSION_OF: Record<Exclude<AnswerSource, 'catalogue'>, ChangeVersionName> = {
+  traffic: 'analytics_traffic',
+  products: 'analytics_products',
+  brands: 'discovery_brands',
+};
 
 interface Cache {
   answers: Map<string, { stamp: string; value: unknown }>;
@@ -30,11 +44,16 @@ interface Cache {
 
 const caches = new WeakMap<object, Cache>();
 
-async function stampOf(db: Executor, deps: AnswerDependencies): Promise<string> {
+async function stampOf(db: Executor, reads: readonly AnswerSource[]): Promise<string> {
   const versions = await readChangeVersions(db);
-  if (!deps.catalogue) return versions;
-  const c = await selectCatalogueVersionParts(db as Db);
-  return `${versions};${c.productEvent};${c.counts.map((r) => `${r.status}=${r.count}`).join(',')}`;
+  let stamp = '';
+  for (const source of reads) {
+    if (source === 'catalogue') {
+      const c = await selectCatalogueVersionParts(db as Db);
+      stamp += `;${c.productEvent};${c.counts.map((r) => `${r.status}=${r.count}`).join(',')}`;
+    } else stamp += `;${versions.get(VERSION_OF[source]) ?? 0}`;
+  }
+  return stamp;
 }
 
 /** Frozen, so a caller that changed a kept answer would fail at once instead of corrupting it. */
@@ -48,15 +67,15 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * The answer for `key` as the store is now: kept, or computed by `compute` (once, however many
- * ask at the same time). `key` must name everything the answer depends on besides the stores'
- * versions (the function, the period, the options). The answer is frozen: callers copy what
- * they change.
+ * ask at the same time). `reads` names every source it reads; `key` everything else it depends
+ * on (the function, the period, the options). The answer is frozen: callers copy what they
+ * change.
  */
 export async function keptAnswer<T>(
   db: Executor,
   key: string,
+  reads: readonly AnswerSource[],
   compute: () => Promise<T>,
-  deps: AnswerDependencies = {},
 ): Promise<T> {
   if (db.isTransaction) return compute();
   let cache = caches.get(db);
@@ -64,7 +83,7 @@ export async function keptAnswer<T>(
     cache = { answers: new Map(), pending: new Map() };
     caches.set(db, cache);
   }
-  const stamp = await stampOf(db, deps);
+  const stamp = await stampOf(db, reads);
   const kept = cache.answers.get(key);
   if (kept) {
     cache.answers.delete(key);
@@ -82,7 +101,7 @@ export async function keptAnswer<T>(
     try {
       const value = deepFreeze(await compute());
       // Kept only when nothing it depends on changed while it was computed.
-      if ((await stampOf(db, deps)) === stamp) {
+      if ((await stampOf(db, reads)) === stamp) {
         c.answers.set(key, { stamp, value });
         if (c.answers.size > MAX_KEPT_ANSWERS) c.answers.delete(c.answers.keys().next().value!);
       }

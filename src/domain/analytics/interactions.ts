@@ -200,7 +200,9 @@ export async function storeInteractions(
     await addBrandDays(trx, rollups.brands);
     await addProductDays(trx, rollups.products);
     await addRevenue(trx, rollups.revenue);
-    if (fresh.length > 0) await bumpChangeVersion(trx, 'analytics_rollups');
+    if (rollups.traffic.length > 0) await bumpChangeVersion(trx, 'analytics_traffic');
+    if (rollups.products.length > 0 || rollups.revenue.length > 0)
+      await bumpChangeVersion(trx, 'analytics_products');
     return { stored: fresh.length, duplicates: rows.length - fresh.length };
   });
 }

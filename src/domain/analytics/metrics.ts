@@ -27,15 +27,17 @@ import { keptAnswer } from './answer-cache.js';
 // The rollup reads are kept until the rollups change (answer-cache.ts): a period's answer
 // costs its aggregation once, however often a dashboard asks.
 const aiInteractionsByDay = (db: Executor, start: string, end: string) =>
-  keptAnswer(db, `aiByDay\u0000${start}\u0000${end}`, () =>
+  keptAnswer(db, `aiByDay\u0000${start}\u0000${end}`, ['traffic'], () =>
     aiInteractionsByDayUncached(db, start, end),
   );
 const revenueByDay = (db: Executor, start: string, end: string) =>
-  keptAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, () =>
+  keptAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, ['products'], () =>
     revenueByDayUncached(db, start, end),
   );
 const periodTotals = (db: Executor, start: string, end: string) =>
-  keptAnswer(db, `totals\u0000${start}\u0000${end}`, () => periodTotalsUncached(db, start, end));
+  keptAnswer(db, `totals\u0000${start}\u0000${end}`, ['traffic', 'products'], () =>
+    periodTotalsUncached(db, start, end),
+  );
 
 /**
  * Products discovered in a period (CONTRACT part 9): the published products of every brand
@@ -44,18 +46,20 @@ const periodTotals = (db: Executor, start: string, end: string) =>
  */
 async function countDiscovered(db: Executor, period: Period, storeName: string): Promise<number> {
   const { start, end } = period;
-  const [fetched, brands, named] = await Promise.all([
-    keptAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, () =>
+  const [fetched, brands] = await Promise.all([
+    keptAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, ['traffic'], () =>
       fetchedBrandSlugs(db, start, end),
     ),
     discoveryBrandCounts(db),
-    keptAnswer(
-      db,
-      `named\u0000${start}\u0000${end}\u0000${storeName}`,
-      () => countNamedOutsideBrands(db, start, end, storeName),
-      { catalogue: true },
-    ),
   ]);
+  // Which brands were fetched changes far less often than the traffic: the products named
+  // outside them are kept with that set (in the key), not with every request recorded.
+  const named = await keptAnswer(
+    db,
+    `named\u0000${start}\u0000${end}\u0000${storeName}\u0000${[...fetched].sort().join(',')}`,
+    ['products', 'brands', 'catalogue'],
+    () => countNamedOutsideBrands(db, start, end, storeName, fetched),
+  );
   return countViaBrands(brands, fetched) + named;
 }
 
@@ -249,8 +253,8 @@ export async function analyticsOverview(
   return keptAnswer(
     db,
     `overview\u0000${period.start}\u0000${period.end}\u0000${options.metric ?? ''}\u0000${options.currency ?? ''}\u0000${options.storeName ?? ''}`,
+    ['traffic', 'products', 'brands', 'catalogue'],
     () => computeOverview(db, period, options),
-    { catalogue: true },
   );
 }
 
@@ -333,6 +337,7 @@ export async function dailySeries(
   return keptAnswer(
     db,
     `series\u0000${period.start}\u0000${period.end}\u0000${options.currency ?? ''}`,
+    ['traffic', 'products'],
     () => computeSeries(db, period, options),
   );
 }
@@ -408,7 +413,7 @@ export interface AgentBreakdown {
 
 /** AI interactions of the period by agent, by operator and by kind; bots and people apart. */
 export async function agentBreakdown(db: Executor, period: Period): Promise<AgentBreakdown> {
-  return keptAnswer(db, `agents\u0000${period.start}\u0000${period.end}`, () =>
+  return keptAnswer(db, `agents\u0000${period.start}\u0000${period.end}`, ['traffic'], () =>
     computeBreakdown(db, period),
   );
 }
@@ -493,6 +498,7 @@ export async function productAnalytics(
   const { rows, total, other } = await keptAnswer(
     db,
     `products\u0000${period.start}\u0000${period.end}\u0000${sort}\u0000${page.limit}\u0000${page.offset}\u0000${currency}`,
+    ['products'],
     async () => {
       const totals = await productTotalsPage(db, period.start, period.end, {
         sort,

@@ -57,7 +57,15 @@ t.test('a kept answer never outlives a change it depends on', async (t) => {
   t.match(await overview(), { total_products: 3, ai_interactions: 0, discovery_rate: 0 });
   t.match(await overview(), { total_products: 3, ai_interactions: 0, discovery_rate: 0 });
 
-  // The rollups change (this process): an agent fetched Acme's feed.
+  // An event names p1 (Acme, not fetched yet): discovered through the product.
+  const view = await s.request('POST', '/v1/analytics/events', {
+    body: { type: 'click', product_id: 'p1', occurred_at: '2026-11-20T10:00:00Z' },
+  });
+  t.equal(view.status, 200);
+  t.match(await overview(), { ai_interactions: 1, discovery_rate: 0.333333 });
+
+  // The traffic changes (this process): an agent fetched Acme's feed; p1 now counts through
+  // its brand, once.
   await recordAccess(db, [
     {
       at: new Date('2026-11-21T10:00:00.000Z'),
@@ -70,20 +78,26 @@ t.test('a kept answer never outlives a change it depends on', async (t) => {
       source: 'server',
     },
   ]);
-  t.match(await overview(), { ai_interactions: 1, discovery_rate: 0.666667 });
+  t.match(await overview(), { ai_interactions: 2, discovery_rate: 0.666667 });
 
   // An event names p3 (no fetched brand): discovered too.
   const event = await s.request('POST', '/v1/analytics/events', {
     body: { type: 'view', product_id: 'p3', occurred_at: '2026-11-22T10:00:00Z' },
   });
   t.equal(event.status, 200);
-  t.match(await overview(), { ai_interactions: 2, discovery_rate: 1 });
-  t.same(await products(), [['p3', 'Trail Shoe', 1]]);
+  t.match(await overview(), { ai_interactions: 3, discovery_rate: 1 });
+  t.same(await products(), [
+    ['p1', 'Trail Shoe', 0],
+    ['p3', 'Trail Shoe', 1],
+  ]);
 
   // The catalogue changes: p3 is renamed (names are read each time), then made inactive.
   const renamed = await s.request('PUT', '/v1/products/p3', { body: { name: 'Summit Boot' } });
   t.equal(renamed.status, 200);
-  t.same(await products(), [['p3', 'Summit Boot', 1]]);
+  t.same(await products(), [
+    ['p1', 'Trail Shoe', 0],
+    ['p3', 'Summit Boot', 1],
+  ]);
   const off = await s.request('PUT', '/v1/products/p3', { body: { status: 'inactive' } });
   t.equal(off.status, 200);
   t.match(await overview(), { total_products: 2, discovery_rate: 1 });
@@ -107,9 +121,9 @@ t.test('a kept answer never outlives a change it depends on', async (t) => {
       source: 'cloudflare',
     },
   ]);
-  t.match(await overview(), { ai_interactions: 3 });
+  t.match(await overview(), { ai_interactions: 4 });
   const series = await s.request('GET', `/v1/analytics/ai-interactions?${PERIOD}`);
-  t.equal(series.body.total, 3);
+  t.equal(series.body.total, 4);
 });
 
 t.test('a kept answer is frozen: a caller cannot change what the next caller gets', async (t) => {
