@@ -191,9 +191,10 @@ export interface OnConflict {
 
 /**
  * insertValuesInChunks with an ON CONFLICT clause (standard in SQLite and PostgreSQL), and
- * RETURNING when asked: the returned column of each inserted row, in no particular order. Every
- * statement is one of a few sizes (full chunks, then the rest as powers of two), so each is
- * compiled once and prepared once however the batches vary.
+ * RETURNING when asked: `returned` holds the returned column of each inserted row, in no
+ * particular order; `affected` counts the rows inserted or updated (the rows returned, with
+ * RETURNING). Every statement is one of a few sizes (full chunks, then the rest as powers of
+ * two), so each is compiled once and prepared once however the batches vary.
  */
 export async function upsertValuesInChunks<T extends keyof Database & string>(
   db: Kysely<Database>,
@@ -202,9 +203,10 @@ export async function upsertValuesInChunks<T extends keyof Database & string>(
   rows: readonly (readonly unknown[])[],
   conflict: OnConflict,
   options: InsertInChunksOptions = {},
-): Promise<unknown[]> {
+): Promise<{ returned: unknown[]; affected: number }> {
   const returned: unknown[] = [];
-  if (rows.length === 0) return returned;
+  let affected = 0;
+  if (rows.length === 0) return { returned, affected };
   const names = columns as readonly string[];
   const maxParams = options.maxBindParameters ?? dialectOf(db).maxBindParameters;
   const perStatement = rowsPerStatement(names.length, maxParams, options);
@@ -256,7 +258,8 @@ export async function upsertValuesInChunks<T extends keyof Database & string>(
     if (conflict.returning) {
       for (const row of result.rows as Record<string, unknown>[])
         returned.push(row[conflict.returning]);
-    }
+      affected += result.rows.length;
+    } else affected += Number(result.numAffectedRows ?? 0);
   }
-  return returned;
+  return { returned, affected };
 }

@@ -42,7 +42,7 @@ export const INTERACTION_COLUMNS = [
  * Inserts interactions (values in INTERACTION_COLUMNS order); a row whose dedupe_key is
  * already stored (or comes earlier in `rows`) is skipped by the unique index
  * (`ON CONFLICT DO NOTHING`). Answers the dedupe keys of the rows inserted (null for rows
- * without one), or null when no row had a key (nothing can have been skipped).
+ * without one), or null when every row was inserted. Runs in the caller's transaction.
  */
 export async function insertNewInteractions(
   db: Executor,
@@ -55,14 +55,34 @@ export async function insertNewInteractions(
     });
     return null;
   }
-  return upsertValuesInChunks(
+  const conflict = { columns: ['dedupe_key'], whereNotNull: 'dedupe_key' };
+  // Most batches are new rows: inserted without RETURNING (which costs a result row each),
+  // and only when the unique index skipped some is the batch undone and inserted again
+  // with it, to learn which were new. Savepoints are standard SQL (SQLite, PostgreSQL).
+  await sql`savepoint insert_interactions`.execute(db);
+  const first = await upsertValuesInChunks(
     db as Kysely<Database>,
     'interactions',
     INTERACTION_COLUMNS,
     rows,
-    { columns: ['dedupe_key'], whereNotNull: 'dedupe_key', returning: 'dedupe_key' },
+    conflict,
     { maxRows: 1000 },
   );
+  if (first.affected === rows.length) {
+    await sql`release savepoint insert_interactions`.execute(db);
+    return null;
+  }
+  await sql`rollback to savepoint insert_interactions`.execute(db);
+  await sql`release savepoint insert_interactions`.execute(db);
+  const again = await upsertValuesInChunks(
+    db as Kysely<Database>,
+    'interactions',
+    INTERACTION_COLUMNS,
+    rows,
+    { ...conflict, returning: 'dedupe_key' },
+    { maxRows: 1000 },
+  );
+  return again.returned;
 }
 
 type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
