@@ -56,6 +56,21 @@ export async function insertNewInteractions(
     return null;
   }
   const conflict = { columns: ['dedupe_key'], whereNotNull: 'dedupe_key' };
+  const withReturning = () =>
+    upsertValuesInChunks(
+      db as Kysely<Database>,
+      'interactions',
+      INTERACTION_COLUMNS,
+      rows,
+      { ...conflict, returning: 'dedupe_key' },
+      { maxRows: 1000 },
+    );
+  // After a batch with duplicates (a file imported again), the next is likely one too.
+  if (lastBatchHadDuplicates) {
+    const { returned } = await withReturning();
+    lastBatchHadDuplicates = returned.length < rows.length;
+    return returned;
+  }
   // Most batches are new rows: inserted without RETURNING (which costs a result row each),
   // and only when the unique index skipped some is the batch undone and inserted again
   // with it, to learn which were new. Savepoints are standard SQL (SQLite, PostgreSQL).
@@ -74,16 +89,12 @@ export async function insertNewInteractions(
   }
   await sql`rollback to savepoint insert_interactions`.execute(db);
   await sql`release savepoint insert_interactions`.execute(db);
-  const again = await upsertValuesInChunks(
-    db as Kysely<Database>,
-    'interactions',
-    INTERACTION_COLUMNS,
-    rows,
-    { ...conflict, returning: 'dedupe_key' },
-    { maxRows: 1000 },
-  );
-  return again.returned;
+  lastBatchHadDuplicates = true;
+  return (await withReturning()).returned;
 }
+
+/** Only which way insertNewInteractions tries first: either way is exact. */
+let lastBatchHadDuplicates = false;
 
 type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
 
