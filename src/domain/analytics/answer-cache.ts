@@ -16,8 +16,8 @@ import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.
 import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
 
-/** Answers kept per store at most (each is a period's series or a page: a few kB). */
-export const MAX_KEPT_ANSWERS = 500;
+/** Answers kept per store at most (most are a few kB; a 1,000-product list about 200 kB). */
+export const MAX_KEPT_ANSWERS = 200;
 
 /** What an answer reads. */
 export type AnswerSource =
