@@ -1,4 +1,10 @@
-import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import {
+  sql,
+  type CompiledQuery,
+  type InsertQueryBuilder,
+  type Insertable,
+  type Kysely,
+} from 'kysely';
 import { dialectOf } from './dialect.js';
 import type { Database } from './schema.js';
 
@@ -142,18 +148,17 @@ function reusableStatement(
   columns: readonly string[],
   size: number,
   sample: () => readonly object[],
+  variant?: StatementVariant,
 ): CompiledQuery | undefined {
   const adapter = db.getExecutor().adapter.constructor;
   let byShape = statements.get(adapter);
   if (!byShape) statements.set(adapter, (byShape = new Map()));
-  const key = `${table}\u0000${size}\u0000${columns.join('\u0000')}`;
+  const key = `${table}\u0000${size}\u0000${columns.join('\u0000')}${variant ? `\u0001${variant.key}` : ''}`;
   let compiled = byShape.get(key);
   if (compiled === undefined) {
     const chunk = sample();
-    const built = db
-      .insertInto(table as keyof Database)
-      .values(chunk as never)
-      .compile();
+    const insert = db.insertInto(table as keyof Database).values(chunk as never);
+    const built = (variant ? variant.build(insert) : insert).compile();
     const values = flatValues(chunk, columns);
     const plain =
       built.parameters.length === values.length &&
@@ -162,4 +167,99 @@ function reusableStatement(
     byShape.set(key, compiled);
   }
   return compiled ?? undefined;
+}
+
+/** What a statement adds to a plain multi-row INSERT, and a key naming it. */
+interface StatementVariant {
+  key: string;
+  build(
+    insert: InsertQueryBuilder<Database, keyof Database, object>,
+  ): InsertQueryBuilder<Database, keyof Database, object>;
+}
+
+/** A conflict on a unique key: skip the row, or add its counts to the stored row's. */
+export interface OnConflict {
+  /** The unique key's columns. */
+  columns: readonly string[];
+  /** The unique index is partial: only rows where this column is not null are in it. */
+  whereNotNull?: string;
+  /** Add these columns to the stored row's (`t.c = t.c + excluded.c`); absent: do nothing. */
+  add?: readonly string[];
+  /** Return this column of every row inserted (not of rows skipped). */
+  returning?: string;
+}
+
+/**
+ * insertValuesInChunks with an ON CONFLICT clause (standard in SQLite and PostgreSQL), and
+ * RETURNING when asked: `returned` holds the returned column of each inserted row, in no
+ * particular order; `affected` counts the rows inserted or updated (the rows returned, with
+ * RETURNING). Every statement is one of a few sizes (full chunks, then the rest as powers of
+ * two), so each is compiled once and prepared once however the batches vary.
+ */
+export async function upsertValuesInChunks<T extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: T,
+  columns: readonly (keyof Database[T] & string)[],
+  rows: readonly (readonly unknown[])[],
+  conflict: OnConflict,
+  options: InsertInChunksOptions = {},
+): Promise<{ returned: unknown[]; affected: number }> {
+  const returned: unknown[] = [];
+  let affected = 0;
+  if (rows.length === 0) return { returned, affected };
+  const names = columns as readonly string[];
+  const maxParams = options.maxBindParameters ?? dialectOf(db).maxBindParameters;
+  const perStatement = rowsPerStatement(names.length, maxParams, options);
+  const variant: StatementVariant = {
+    key: JSON.stringify(conflict),
+    build: (insert) => {
+      const q = insert.onConflict((oc) => {
+        let target = oc.columns(conflict.columns as never);
+        if (conflict.whereNotNull)
+          target = target.where(conflict.whereNotNull as never, 'is not', null);
+        if (!conflict.add) return target.doNothing();
+        return target.doUpdateSet(
+          Object.fromEntries(
+            conflict.add.map((c) => [
+              c,
+              sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`,
+            ]),
+          ) as never,
+        );
+      });
+      return conflict.returning ? (q.returning(conflict.returning as never) as never) : q;
+    },
+  };
+  for (let i = 0; i < rows.length;) {
+    const left = rows.length - i;
+    // A full chunk, or the largest power of two that fits in what is left.
+    const size = left >= perStatement ? perStatement : 2 ** Math.floor(Math.log2(left));
+    const chunk = rows.slice(i, i + size);
+    i += size;
+    const compiled = reusableStatement(
+      db,
+      table,
+      names,
+      size,
+      () => objectsOf(chunk, names),
+      variant,
+    );
+    const result = compiled
+      ? await db.executeQuery({ ...compiled, parameters: chunk.flat() })
+      : await db.executeQuery(
+          variant
+            .build(
+              db
+                .insertInto(table as keyof Database)
+                .values(objectsOf(chunk, names) as never) as never,
+            )
+            .compile(),
+        );
+    if (conflict.returning) {
+      for (const row of result.rows as Record<string, unknown>[])
+        returned.push(row[conflict.returning]);
+      affected += result.rows.length;
+    } else affected += Number(result.numAffectedRows ?? 0);
+  }
+  return { returned, affected };
 }

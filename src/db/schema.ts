@@ -332,6 +332,7 @@ export interface Database {
   analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
+  change_versions: ChangeVersionTable;
   reports: ReportTable;
   integrations: IntegrationTable;
   integration_products: IntegrationProductTable;
@@ -450,6 +451,12 @@ export interface AnalyticsDailyRevenueTable {
   product_id: string;
   conversions: number;
   amount_minor: number;
+}
+
+/** A counter bumped by every transaction that changes what `name` names (answer caches). */
+export interface ChangeVersionTable {
+  name: string;
+  version: number;
 }
 
 export type InteractionRow = Selectable<InteractionTable>;

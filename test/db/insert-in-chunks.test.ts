@@ -1,7 +1,11 @@
 import path from 'node:path';
 import type { KyselyPlugin } from 'kysely';
 import t, { type Test } from 'tap';
-import { insertInChunks, insertValuesInChunks } from '../../src/db/insert-in-chunks.js';
+import {
+  insertInChunks,
+  insertValuesInChunks,
+  upsertValuesInChunks,
+} from '../../src/db/insert-in-chunks.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { NewInteractionRow } from '../../src/db/schema.js';
 import { openStore, type Db } from '../../src/db/store.js';
@@ -182,3 +186,78 @@ t.test('rows given as values split the same way and store the same rows', async 
     );
   }
 });
+
+t.test('upsertValuesInChunks adds counts to the row of the same key', async (t) => {
+  const { db, inserted } = await storeWithStatementLog(t);
+  const cols = ['day', 'brand', 'interactions', 'fetched'] as const;
+  const add = { columns: ['day', 'brand'], add: ['interactions', 'fetched'] };
+  const first = Array.from({ length: 7 }, (_, i) => ['2026-11-20', `b${i}`, 1, i]);
+  const r1 = await upsertValuesInChunks(db, 'analytics_daily_brands', cols, first, add, {
+    maxRows: 4,
+  });
+  t.same(r1, { returned: [], affected: 7 });
+  t.same(inserted, [4, 2, 1], 'a full chunk, then the rest as powers of two');
+  const again = [
+    ['2026-11-20', 'b1', 10, 100],
+    ['2026-11-20', 'b6', 10, 100],
+    ['2026-11-21', 'b1', 5, 5],
+  ];
+  await upsertValuesInChunks(db, 'analytics_daily_brands', cols, again, add, { maxRows: 4 });
+  const rows = await db
+    .selectFrom('analytics_daily_brands')
+    .selectAll()
+    .orderBy(['day', 'brand'])
+    .execute();
+  t.same(
+    rows.map((r) => [r.day, r.brand, Number(r.interactions), Number(r.fetched)]),
+    [
+      ['2026-11-20', 'b0', 1, 0],
+      ['2026-11-20', 'b1', 11, 101],
+      ['2026-11-20', 'b2', 1, 2],
+      ['2026-11-20', 'b3', 1, 3],
+      ['2026-11-20', 'b4', 1, 4],
+      ['2026-11-20', 'b5', 1, 5],
+      ['2026-11-20', 'b6', 11, 106],
+      ['2026-11-21', 'b1', 5, 5],
+    ],
+  );
+});
+
+t.test(
+  'upsertValuesInChunks skips rows a partial unique index holds, and says which went in',
+  async (t) => {
+    const { db } = await storeWithStatementLog(t);
+    const cols = ['at', 'source', 'kind', 'dedupe_key'] as const;
+    const row = (key: string | null) => ['2026-11-20T10:00:00.000Z', 'cloudflare', 'human', key];
+    const skip = {
+      columns: ['dedupe_key'],
+      whereNotNull: 'dedupe_key',
+      returning: 'dedupe_key',
+    };
+    await upsertValuesInChunks(db, 'interactions', cols, [row('a'), row('b')], skip);
+    const result = await upsertValuesInChunks(
+      db,
+      'interactions',
+      cols,
+      [row('a'), row('c'), row(null), row('c'), row(null), row('d')],
+      skip,
+      { maxRows: 4 },
+    );
+    t.same(
+      [...result.returned].sort(),
+      ['c', 'd', null, null],
+      'stored and repeated keys are skipped; rows without a key always go in',
+    );
+    t.equal(result.affected, 4);
+    const plain = await upsertValuesInChunks(db, 'interactions', cols, [row('d'), row('e')], {
+      columns: ['dedupe_key'],
+      whereNotNull: 'dedupe_key',
+    });
+    t.same(plain, { returned: [], affected: 1 }, 'without RETURNING: how many went in');
+    const keys = await db.selectFrom('interactions').select('dedupe_key').orderBy('id').execute();
+    t.same(
+      keys.map((k) => k.dedupe_key),
+      ['a', 'b', 'c', null, null, 'd', 'e'],
+    );
+  },
+);

@@ -10,6 +10,7 @@ import * as m20261125030000 from './20261125030000_reports.js';
 import * as m20261125010000 from './20261125010000_integrations.js';
 import * as m20261126010000 from './20261126010000_several_processes.js';
 import * as m20261126000000 from './20261126000000_key_change_notify.js';
+import * as m20261126020000 from './20261126020000_change_versions.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '20261125010000_integrations': m20261125010000,
   '20261126010000_several_processes': m20261126010000,
   '20261126000000_key_change_notify': m20261126000000,
+  '20261126020000_change_versions': m20261126020000,
 };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { insertInChunks } from '../insert-in-chunks.js';
+import { insertValuesInChunks, upsertValuesInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
 import type {
   AnalyticsDailyAgentTable,
@@ -17,23 +17,84 @@ export const AI_KINDS: readonly InteractionKind[] = ['assistant', 'search', 'tra
 
 const KEY_CHUNK = 500;
 
-/** Which of these dedupe keys are already stored. */
-export async function storedDedupeKeys(db: Executor, keys: string[]): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const rows = await db
-      .selectFrom('interactions')
-      .select('dedupe_key')
-      .where('dedupe_key', 'in', keys.slice(i, i + KEY_CHUNK))
-      .execute();
-    for (const r of rows) if (r.dedupe_key !== null) found.add(r.dedupe_key);
+/** The columns of an interaction as insertNewInteractions takes them, in this order. */
+export const INTERACTION_COLUMNS = [
+  'at',
+  'source',
+  'method',
+  'path',
+  'brand',
+  'product_id',
+  'status',
+  'bytes',
+  'user_agent',
+  'agent',
+  'operator',
+  'kind',
+  'verified',
+  'event_type',
+  'amount_minor',
+  'currency',
+  'dedupe_key',
+] as const satisfies readonly (keyof NewInteractionRow)[];
+
+/**
+ * Inserts interactions (values in INTERACTION_COLUMNS order); a row whose dedupe_key is
+ * already stored (or comes earlier in `rows`) is skipped by the unique index
+ * (`ON CONFLICT DO NOTHING`). Answers the dedupe keys of the rows inserted (null for rows
+ * without one), or null when every row was inserted. Runs in the caller's transaction.
+ */
+export async function insertNewInteractions(
+  db: Executor,
+  rows: readonly (readonly unknown[])[],
+  keyed: boolean,
+): Promise<unknown[] | null> {
+  if (!keyed) {
+    await insertValuesInChunks(db as Kysely<Database>, 'interactions', INTERACTION_COLUMNS, rows, {
+      maxRows: 1000,
+    });
+    return null;
   }
-  return found;
+  const conflict = { columns: ['dedupe_key'], whereNotNull: 'dedupe_key' };
+  const withReturning = () =>
+    upsertValuesInChunks(
+      db as Kysely<Database>,
+      'interactions',
+      INTERACTION_COLUMNS,
+      rows,
+      { ...conflict, returning: 'dedupe_key' },
+      { maxRows: 1000 },
+    );
+  // After a batch with duplicates (a file imported again), the next is likely one too.
+  if (lastBatchHadDuplicates) {
+    const { returned } = await withReturning();
+    lastBatchHadDuplicates = returned.length < rows.length;
+    return returned;
+  }
+  // Most batches are new rows: inserted without RETURNING (which costs a result row each),
+  // and only when the unique index skipped some is the batch undone and inserted again
+  // with it, to learn which were new. Savepoints are standard SQL (SQLite, PostgreSQL).
+  await sql`savepoint insert_interactions`.execute(db);
+  const first = await upsertValuesInChunks(
+    db as Kysely<Database>,
+    'interactions',
+    INTERACTION_COLUMNS,
+    rows,
+    conflict,
+    { maxRows: 1000 },
+  );
+  if (first.affected === rows.length) {
+    await sql`release savepoint insert_interactions`.execute(db);
+    return null;
+  }
+  await sql`rollback to savepoint insert_interactions`.execute(db);
+  await sql`release savepoint insert_interactions`.execute(db);
+  lastBatchHadDuplicates = true;
+  return (await withReturning()).returned;
 }
 
-export async function insertInteractions(db: Executor, rows: NewInteractionRow[]): Promise<void> {
-  await insertInChunks(db as Kysely<Database>, 'interactions', rows, { maxRows: 1000 });
-}
+/** Only which way insertNewInteractions tries first: either way is exact. */
+let lastBatchHadDuplicates = false;
 
 type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
 
@@ -48,27 +109,17 @@ async function addToRollup<T extends keyof Database & string>(
   counts: readonly (Counts<Database[T]> & string)[],
   rows: readonly Database[T][],
 ): Promise<void> {
-  const width = keys.length + counts.length;
-  const perStatement = Math.floor(5000 / width);
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const chunk = rows.slice(i, i + perStatement);
-    await db
-      .insertInto(table)
-      .values(chunk as never)
-      .onConflict((oc) =>
-        oc
-          .columns(keys as never)
-          .doUpdateSet(
-            Object.fromEntries(
-              counts.map((c) => [
-                c,
-                sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`,
-              ]),
-            ) as never,
-          ),
-      )
-      .execute();
-  }
+  if (rows.length === 0) return;
+  const columns = [...keys, ...counts] as (keyof Database[T] & string)[];
+  const values = rows.map((row) => columns.map((c) => row[c]));
+  await upsertValuesInChunks(
+    db as Kysely<Database>,
+    table,
+    columns,
+    values,
+    { columns: keys, add: counts },
+    { maxRows: 500 },
+  );
 }
 
 export const TRAFFIC_KEYS = ['day', 'source', 'brand', 'agent', 'operator', 'kind'] as const;
@@ -240,6 +291,35 @@ export async function periodTotals(
   return { ai_interactions: Number(ai?.n ?? 0), conversions: Number(conv?.n ?? 0) };
 }
 
+/** The brands whose page or feed an AI agent fetched in [start, end] (slugs). */
+export async function fetchedBrandSlugs(
+  db: Executor,
+  start: string,
+  end: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('analytics_daily_brands')
+    .select('brand')
+    .where('day', '>=', start)
+    .where('day', '<=', end)
+    .where('fetched', '>', 0)
+    .distinct()
+    .execute();
+  return rows.map((r) => r.brand);
+}
+
+/** Published brands: name, slug and how many products their last publication carried. */
+export async function discoveryBrandCounts(
+  db: Executor,
+): Promise<{ name: string; slug: string; product_count: number }[]> {
+  const rows = await db
+    .selectFrom('discovery_brands')
+    .select(['name', 'slug', 'product_count'])
+    .orderBy('name')
+    .execute();
+  return rows.map((r) => ({ ...r, product_count: Number(r.product_count) }));
+}
+
 /**
  * Products discovered in [start, end] (CONTRACT part 9): the published products of every brand
  * whose page or feed an AI agent fetched (discovery_brands.product_count, what the last
@@ -252,38 +332,67 @@ export async function countDiscovered(
   end: string,
   storeName: string,
 ): Promise<number> {
-  const fetchedBrands = db
-    .selectFrom('analytics_daily_brands')
-    .select('brand')
-    .where('day', '>=', start)
-    .where('day', '<=', end)
-    .where('fetched', '>', 0);
-  const [viaBrands, named] = await Promise.all([
-    db
-      .selectFrom('discovery_brands')
-      .select((eb) => eb.fn.sum<number>('product_count').as('n'))
-      .where('slug', 'in', fetchedBrands)
-      .executeTakeFirst(),
-    db
-      .selectFrom(
-        db
-          .selectFrom('analytics_daily_products')
-          .select('product_id')
+  const [fetched, brands] = await Promise.all([
+    fetchedBrandSlugs(db, start, end),
+    discoveryBrandCounts(db),
+  ]);
+  const viaBrands = countViaBrands(brands, fetched);
+  return viaBrands + (await countNamedOutsideBrands(db, start, end, storeName, fetched));
+}
+
+/** The products the brands of `fetched` (slugs) published. */
+export function countViaBrands(
+  brands: readonly { slug: string; product_count: number }[],
+  fetched: readonly string[],
+): number {
+  const set = new Set(fetched);
+  let n = 0;
+  for (const b of brands) if (set.has(b.slug)) n += b.product_count;
+  return n;
+}
+
+/**
+ * The active products the product rollup names in [start, end] that are not of a brand an AI
+ * agent fetched in that period (`fetched`, slugs: those count through their brand).
+ */
+export async function countNamedOutsideBrands(
+  db: Executor,
+  start: string,
+  end: string,
+  storeName: string,
+  fetched: readonly string[],
+): Promise<number> {
+  // A long list is read from the rollup again rather than bound (parameters are limited).
+  const fetchedBrands =
+    fetched.length <= 10_000
+      ? [...fetched]
+      : db
+          .selectFrom('analytics_daily_brands')
+          .select('brand')
           .where('day', '>=', start)
           .where('day', '<=', end)
-          .distinct()
-          .as('d'),
-      )
-      .innerJoin('products as p', 'p.id', 'd.product_id')
-      .leftJoin('discovery_brands as b', (j) =>
-        j.on((eb) => eb('b.name', '=', eb.fn.coalesce('p.brand', sql.lit(storeName)))),
-      )
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('p.status', '=', 'active')
-      .where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)]))
-      .executeTakeFirst(),
-  ]);
-  return Number(viaBrands?.n ?? 0) + Number(named?.n ?? 0);
+          .where('fetched', '>', 0);
+  const named = await db
+    .selectFrom(
+      db
+        .selectFrom('analytics_daily_products')
+        .select('product_id')
+        .where('day', '>=', start)
+        .where('day', '<=', end)
+        .distinct()
+        .as('d'),
+    )
+    .innerJoin('products as p', 'p.id', 'd.product_id')
+    .leftJoin('discovery_brands as b', (j) =>
+      j.on((eb) => eb('b.name', '=', eb.fn.coalesce('p.brand', sql.lit(storeName)))),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('p.status', '=', 'active')
+    .$if(!Array.isArray(fetchedBrands) || fetchedBrands.length > 0, (q) =>
+      q.where((eb) => eb.or([eb('b.slug', 'is', null), eb('b.slug', 'not in', fetchedBrands)])),
+    )
+    .executeTakeFirst();
+  return Number(named?.n ?? 0);
 }
 
 /** AI interactions of [start, end] per agent, operator and kind. */
@@ -337,33 +446,29 @@ export interface ProductTotalsRow {
   revenue_minor: number;
 }
 
-/** A page of products with activity in [start, end], by a total descending, then by id. */
+/**
+ * A page of products with activity in [start, end], by a total descending, then by id, and
+ * how many products had activity. Names are not read here (productNames): they change with the
+ * catalogue, the totals only with the rollups.
+ */
 export async function productTotalsPage(
   db: Executor,
   start: string,
   end: string,
   page: { sort: ProductSort; limit: number; offset: number },
-): Promise<{ rows: (ProductTotalsRow & { name: string | null })[]; total: number }> {
+): Promise<{ rows: ProductTotalsRow[]; total: number }> {
   const column = page.sort === 'revenue' ? 'revenue_minor' : page.sort;
-  const totals = db
-    .selectFrom('analytics_daily_products')
-    .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
-    .where('day', '>=', start)
-    .where('day', '<=', end)
-    .groupBy('product_id')
-    // The page is cut before the names are looked up: one lookup a row shown.
-    .orderBy(column, 'desc')
-    .orderBy('product_id')
-    .limit(page.limit)
-    .offset(page.offset);
   const [rows, count] = await Promise.all([
     db
-      .selectFrom(totals.as('t'))
-      .leftJoin('products as p', 'p.id', 't.product_id')
-      .selectAll('t')
-      .select('p.name')
-      .orderBy(`t.${column}`, 'desc')
-      .orderBy('t.product_id')
+      .selectFrom('analytics_daily_products')
+      .select((eb) => ['product_id', ...PRODUCT_COUNTS.map((c) => eb.fn.sum<number>(c).as(c))])
+      .where('day', '>=', start)
+      .where('day', '<=', end)
+      .groupBy('product_id')
+      .orderBy(column, 'desc')
+      .orderBy('product_id')
+      .limit(page.limit)
+      .offset(page.offset)
       .execute(),
     db
       .selectFrom('analytics_daily_products')
@@ -375,7 +480,6 @@ export async function productTotalsPage(
   return {
     rows: rows.map((r) => ({
       product_id: r.product_id,
-      name: r.name ?? null,
       interactions: Number(r.interactions),
       assistant: Number(r.assistant),
       search: Number(r.search),
@@ -388,6 +492,23 @@ export async function productTotalsPage(
     })),
     total: Number(count?.n ?? 0),
   };
+}
+
+/** The names of these products now (a deleted product is absent). */
+export async function productNames(
+  db: Executor,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (let i = 0; i < ids.length; i += KEY_CHUNK) {
+    const rows = await db
+      .selectFrom('products')
+      .select(['id', 'name'])
+      .where('id', 'in', ids.slice(i, i + KEY_CHUNK))
+      .execute();
+    for (const r of rows) names.set(r.id, r.name);
+  }
+  return names;
 }
 
 /** Conversions in currencies other than `currency`, per product of `ids`, in [start, end]. */

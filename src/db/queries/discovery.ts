@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import { insertInChunks } from '../insert-in-chunks.js';
+import { bumpChangeVersion } from './change-versions.js';
 import { CATALOGUE_COLUMNS } from './products.js';
 import type { Db } from '../store.js';
 import type { DiscoveryBrandRow } from '../schema.js';
@@ -69,6 +70,7 @@ export async function insertDiscoveryBrands(
   rows: { name: string; slug: string; created_at: string }[],
 ): Promise<void> {
   await insertInChunks(db, 'discovery_brands', rows, { maxRows: 5000 });
+  await bumpChangeVersion(db, 'discovery_brands');
 }
 
 /** Records what was published for a brand (product_count 0: no longer published). */
@@ -83,4 +85,5 @@ export async function recordBrandPublication(
   },
 ): Promise<void> {
   await db.updateTable('discovery_brands').set(state).where('name', '=', name).execute();
+  await bumpChangeVersion(db, 'discovery_brands');
 }

@@ -10,8 +10,8 @@ import {
   addProductDays,
   addRevenue,
   addTraffic,
-  insertInteractions,
-  storedDedupeKeys,
+  INTERACTION_COLUMNS,
+  insertNewInteractions,
 } from '../../db/queries/analytics.js';
 import type {
   AnalyticsDailyAgentTable,
@@ -23,6 +23,7 @@ import type {
   InteractionKind,
   NewInteractionRow,
 } from '../../db/schema.js';
+import { bumpChangeVersion } from '../../db/queries/change-versions.js';
 import { storedTimestamp } from '../../db/timestamps.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { SLUG_PATTERN } from '../discovery/slug.js';
@@ -192,25 +193,35 @@ export async function storeInteractions(
   if (rows.length === 0) return { stored: 0, duplicates: 0 };
   const currency = options.currency ?? 'USD';
   return withTransaction(db, async (trx) => {
-    const keys = [...new Set(rows.flatMap((r) => (r.dedupe_key ? [r.dedupe_key] : [])))];
-    const taken = keys.length ? await storedDedupeKeys(trx, keys) : new Set<string>();
-    const fresh: NewInteractionRow[] = [];
-    for (const row of rows) {
-      if (row.dedupe_key) {
-        if (taken.has(row.dedupe_key)) continue;
-        taken.add(row.dedupe_key);
-      }
-      fresh.push(row);
-    }
-    await insertInteractions(trx, fresh);
+    const fresh = await insertNew(trx, rows);
     const rollups = rollupsOf(fresh, currency);
     await addTraffic(trx, rollups.traffic);
     await addAgentDays(trx, rollups.agents);
     await addBrandDays(trx, rollups.brands);
     await addProductDays(trx, rollups.products);
     await addRevenue(trx, rollups.revenue);
+    if (rollups.traffic.length > 0) await bumpChangeVersion(trx, 'analytics_traffic');
+    if (rollups.products.length > 0 || rollups.revenue.length > 0)
+      await bumpChangeVersion(trx, 'analytics_products');
     return { stored: fresh.length, duplicates: rows.length - fresh.length };
   });
+}
+
+/**
+ * Inserts the rows whose dedupe key is not stored yet (nor earlier in `rows`: the first one
+ * is kept), leaving the check to the unique index; answers the rows inserted.
+ */
+async function insertNew(trx: Executor, rows: NewInteractionRow[]): Promise<NewInteractionRow[]> {
+  let keyed = false;
+  const values = rows.map((row) => {
+    if (row.dedupe_key != null) keyed = true;
+    return INTERACTION_COLUMNS.map((c) => row[c] ?? (c === 'verified' ? 0 : null));
+  });
+  const inserted = await insertNewInteractions(trx, values, keyed);
+  if (!inserted) return rows;
+  const keys = new Set(inserted);
+  // A key is inserted once: its first row in `rows` (statements insert in order).
+  return rows.filter((row) => row.dedupe_key == null || keys.delete(row.dedupe_key));
 }
 
 /** What a set of interaction rows adds to each rollup, one row per key. */

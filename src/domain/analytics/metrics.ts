@@ -4,13 +4,17 @@
  */
 import {
   AI_KINDS,
-  aiInteractionsByDay,
+  aiInteractionsByDay as aiInteractionsByDayUncached,
   countActiveProducts,
-  countDiscovered,
+  countNamedOutsideBrands,
+  countViaBrands,
+  discoveryBrandCounts,
+  fetchedBrandSlugs,
   otherCurrencyRevenue,
-  periodTotals,
+  periodTotals as periodTotalsUncached,
+  productNames,
   productTotalsPage,
-  revenueByDay,
+  revenueByDay as revenueByDayUncached,
   trafficByAgent,
   type ProductSort,
 } from '../../db/queries/analytics.js';
@@ -18,6 +22,46 @@ import type { Executor } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 import { fromMinorUnits } from '../money.js';
 import { presentPagination } from '../pagination.js';
+import { keptAnswer } from './answer-cache.js';
+
+// The rollup reads are kept until the rollups change (answer-cache.ts): a period's answer
+// costs its aggregation once, however often a dashboard asks.
+const aiInteractionsByDay = (db: Executor, start: string, end: string) =>
+  keptAnswer(db, `aiByDay\u0000${start}\u0000${end}`, ['traffic'], () =>
+    aiInteractionsByDayUncached(db, start, end),
+  );
+const revenueByDay = (db: Executor, start: string, end: string) =>
+  keptAnswer(db, `revenueByDay\u0000${start}\u0000${end}`, ['products'], () =>
+    revenueByDayUncached(db, start, end),
+  );
+const periodTotals = (db: Executor, start: string, end: string) =>
+  keptAnswer(db, `totals\u0000${start}\u0000${end}`, ['traffic', 'products'], () =>
+    periodTotalsUncached(db, start, end),
+  );
+
+/**
+ * Products discovered in a period (CONTRACT part 9): the published products of every brand
+ * whose page or feed an AI agent fetched, plus the active products the rollups name that are
+ * not of such a brand (queries/analytics.ts).
+ */
+async function countDiscovered(db: Executor, period: Period, storeName: string): Promise<number> {
+  const { start, end } = period;
+  const [fetched, brands] = await Promise.all([
+    keptAnswer(db, `fetchedBrands\u0000${start}\u0000${end}`, ['traffic'], () =>
+      fetchedBrandSlugs(db, start, end),
+    ),
+    discoveryBrandCounts(db),
+  ]);
+  // Which brands were fetched changes far less often than the traffic: the products named
+  // outside them are kept with that set (in the key), not with every request recorded.
+  const named = await keptAnswer(
+    db,
+    `named\u0000${start}\u0000${end}\u0000${storeName}\u0000${[...fetched].sort().join(',')}`,
+    ['products', 'brands', 'catalogue'],
+    () => countNamedOutsideBrands(db, start, end, storeName, fetched),
+  );
+  return countViaBrands(brands, fetched) + named;
+}
 
 /** A period of whole UTC days, both ends included. */
 export interface Period {
@@ -206,6 +250,19 @@ export async function analyticsOverview(
   period: Period,
   options: MetricOptions & { metric?: MetricName | undefined } = {},
 ): Promise<AnalyticsResult> {
+  return keptAnswer(
+    db,
+    `overview\u0000${period.start}\u0000${period.end}\u0000${options.metric ?? ''}\u0000${options.currency ?? ''}\u0000${options.storeName ?? ''}`,
+    ['traffic', 'products', 'brands', 'catalogue'],
+    () => computeOverview(db, period, options),
+  );
+}
+
+async function computeOverview(
+  db: Executor,
+  period: Period,
+  options: MetricOptions & { metric?: MetricName | undefined },
+): Promise<AnalyticsResult> {
   const currency = options.currency ?? 'USD';
   const want = (m: MetricName) => !options.metric || options.metric === m;
   const needsTotals = want('ai_interactions') || want('conversion_rate') || want('revenue');
@@ -216,9 +273,7 @@ export async function analyticsOverview(
     want('ai_interactions') || want('conversion_rate')
       ? periodTotals(db, previous.start, previous.end)
       : undefined,
-    want('discovery_rate')
-      ? countDiscovered(db, period.start, period.end, options.storeName ?? 'My Store')
-      : 0,
+    want('discovery_rate') ? countDiscovered(db, period, options.storeName ?? 'My Store') : 0,
   ]);
   const ai = daily ? sum(daily.ai) : 0;
   const conversions = daily ? sum(daily.conversions) : 0;
@@ -278,6 +333,19 @@ export async function dailySeries(
   db: Executor,
   period: Period,
   options: MetricOptions = {},
+): Promise<DailyPoint[]> {
+  return keptAnswer(
+    db,
+    `series\u0000${period.start}\u0000${period.end}\u0000${options.currency ?? ''}`,
+    ['traffic', 'products'],
+    () => computeSeries(db, period, options),
+  );
+}
+
+async function computeSeries(
+  db: Executor,
+  period: Period,
+  options: MetricOptions,
 ): Promise<DailyPoint[]> {
   const currency = options.currency ?? 'USD';
   const [traffic, revenue] = await Promise.all([
@@ -345,6 +413,12 @@ export interface AgentBreakdown {
 
 /** AI interactions of the period by agent, by operator and by kind; bots and people apart. */
 export async function agentBreakdown(db: Executor, period: Period): Promise<AgentBreakdown> {
+  return keptAnswer(db, `agents\u0000${period.start}\u0000${period.end}`, ['traffic'], () =>
+    computeBreakdown(db, period),
+  );
+}
+
+async function computeBreakdown(db: Executor, period: Period): Promise<AgentBreakdown> {
   const rows = await trafficByAgent(db, period.start, period.end);
   const result: AgentBreakdown = {
     agents: [],
@@ -409,6 +483,9 @@ export interface ProductAnalytics {
   other_currencies: OtherCurrency[];
 }
 
+/** Products of a period whose totals are computed at once and kept (productAnalytics). */
+const TOP_KEPT = 1000;
+
 /**
  * Per product with any activity in the period (interactions naming it, views, clicks,
  * conversions): its totals, sorted by `sort` descending (then by id), a page at a time.
@@ -420,21 +497,41 @@ export async function productAnalytics(
   options: MetricOptions = {},
 ) {
   const currency = options.currency ?? 'USD';
-  const { rows, total } = await productTotalsPage(db, period.start, period.end, {
-    sort: page.sort ?? 'interactions',
-    limit: page.limit,
-    offset: page.offset,
-  });
-  const other = await otherCurrencyRevenue(
+  const sort = page.sort ?? 'interactions';
+  // The first TOP_KEPT products of a period and sort are computed together (the grouping costs
+  // the same for 20 or 1,000) and kept, so paging through them costs one aggregation.
+  const inTop = page.offset + page.limit <= TOP_KEPT;
+  const window = inTop ? { limit: TOP_KEPT, offset: 0 } : page;
+  const kept = await keptAnswer(
     db,
-    period.start,
-    period.end,
-    currency,
+    `products\u0000${period.start}\u0000${period.end}\u0000${sort}\u0000${window.limit}\u0000${window.offset}\u0000${currency}`,
+    ['products'],
+    async () => {
+      const totals = await productTotalsPage(db, period.start, period.end, {
+        sort,
+        limit: window.limit,
+        offset: window.offset,
+      });
+      const other = await otherCurrencyRevenue(
+        db,
+        period.start,
+        period.end,
+        currency,
+        totals.rows.map((r) => r.product_id),
+      );
+      return { ...totals, other };
+    },
+  );
+  const { total, other } = kept;
+  const rows = inTop ? kept.rows.slice(page.offset, page.offset + page.limit) : kept.rows;
+  // Names are the catalogue's now: read each time (a page's worth).
+  const names = await productNames(
+    db,
     rows.map((r) => r.product_id),
   );
   const products: ProductAnalytics[] = rows.map((r) => ({
     product_id: r.product_id,
-    name: r.name,
+    name: names.get(r.product_id) ?? null,
     interactions: {
       total: r.interactions,
       assistant: r.assistant,
