@@ -57,7 +57,8 @@ TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/t
   test/reports/api.test.ts test/domain/access/rate-limiter.test.ts test/domain/changes.test.ts \
   test/domain/audit/log.test.ts test/cli/keys.test.ts \
   test/several/webhooks.test.ts test/several/lease.test.ts test/several/limits.test.ts \
-  test/several/pipeline-lock.test.ts test/cli/store-copy.test.ts
+  test/several/pipeline-lock.test.ts test/cli/store-copy.test.ts \
+  test/http/product-pages.test.ts test/http/analytics/answer-cache.test.ts
 comma := ,
 empty :=
 space := $(empty) $(empty)

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import t from 'tap';
 import { startPipelineScheduler } from '../../pipeline/scheduler.js';
 import { startTestStore } from '../support/pipeline.js';
+import { onPostgres } from '../support/store.js';
 
 /** A pino logger whose lines land in `lines`, with a way to wait for one. */
 function capturingLogger() {
@@ -30,6 +31,7 @@ function capturingLogger() {
 
 t.test(
   'a run that cannot open its reader is logged as crashed; stop still ends cleanly',
+  { skip: onPostgres() ? 'SQLite only: the reader fails by the store file moving away' : false },
   async (t) => {
     const { store, config } = await startTestStore(t, {
       FEEDS_CRON: '0 0 1 1 *',
