@@ -287,6 +287,8 @@ async function postgresColumn(
     cluster = await startPgCluster();
     await cluster.admin('create database bench_api');
     console.log(`\nPostgreSQL: the same ${fmt(N)} products on a local cluster (pool_size=10)`);
+    // A new cluster each run: never reuse (BENCH_REUSE_STORE) a directory of an earlier one.
+    fs.rmSync(path.join(ROOT, 'bench', '.work', 'api-postgres'), { recursive: true, force: true });
     const { env, key } = await prepareStore('api-postgres', N, {
       DATABASE_URL: cluster.url('bench_api', { pool_size: '10' }),
     });

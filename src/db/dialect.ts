@@ -67,13 +67,16 @@ export interface DialectSql {
    * PostgreSQL's planner costs its choices itself, so the column as it is).
    */
   unindexed(column: string): RawBuilder<unknown>;
-  /** One product row (the `products` columns in scope) as its API JSON, UTF-8 bytes. */
-  productJson: RawBuilder<Buffer>;
   /**
-   * The rows in scope as a JSON array of their API JSON, by creation time, then id, UTF-8
-   * bytes (an aggregate: `[]` for no rows).
+   * One product row (the `products` columns in scope) as its API JSON: UTF-8 bytes (SQLite)
+   * or text (PostgreSQL, whose bytea travels hex-encoded at twice the size).
    */
-  productArrayJson: RawBuilder<Buffer>;
+  productJson: RawBuilder<Buffer | string>;
+  /**
+   * The rows in scope as a JSON array of their API JSON, by creation time, then id, as
+   * productJson gives it (an aggregate: `[]` for no rows).
+   */
+  productArrayJson: RawBuilder<Buffer | string>;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */

@@ -94,19 +94,26 @@ export async function startPgCluster(): Promise<PgCluster> {
   fs.writeFileSync(path.join(dir, 'pwfile'), `${password}\n`);
   if (asRoot) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
   fs.chmodSync(dir, 0o700);
-  run(path.join(bin, 'initdb'), [
-    '-D',
-    data,
-    '-U',
-    user,
-    `--pwfile=${path.join(dir, 'pwfile')}`,
-    '--auth-host=scram-sha-256',
-    '--auth-local=trust',
-    '-E',
-    'UTF8',
-    '--locale=C',
-    '--no-sync',
-  ]);
+  try {
+    run(path.join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      user,
+      `--pwfile=${path.join(dir, 'pwfile')}`,
+      '--auth-host=scram-sha-256',
+      '--auth-local=trust',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  } finally {
+    fs.rmSync(path.join(dir, 'pwfile'), { force: true });
+  }
   const port = await freePort();
   const host = '127.0.0.1';
   const start = () =>

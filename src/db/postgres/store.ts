@@ -4,7 +4,7 @@ import Cursor from 'pg-cursor';
 import type { Database } from '../schema.js';
 import type { Db, PostgresLocation, Store } from '../store.js';
 import { ChangeListener } from './changes.js';
-import { writeLockPostgresDialect } from './driver.js';
+import { preparingQueries, writeLockPostgresDialect } from './driver.js';
 import { postgresSettings } from './settings.js';
 import { storeTypes } from './types.js';
 
@@ -33,7 +33,10 @@ export function openPostgresStore(
   // A checked-out connection that dies between two statements emits 'error' on itself;
   // the statement in flight (or the next) fails, and the pool drops the connection on its
   // release. Without a listener the event would end the process.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    preparingQueries(client);
+  });
   const db: Db = new Kysely<Database>({
     dialect: writeLockPostgresDialect({ pool, cursor: Cursor }),
   });
@@ -43,12 +46,16 @@ export function openPostgresStore(
     db,
     location,
     // A reader streams (a cursor holds its connection to the end) beside the main pool: a
-    // pool of its own, two connections, read-only; destroy() closes it.
+    // pool of its own, two connections, read-only; destroy() closes it. Its transactions are
+    // repeatable read: the pipeline reads a feed's pages, or the registry, in one transaction
+    // to see one snapshot (as a SQLite read transaction does), which read committed would not
+    // give.
     openReader: () => {
       const readerPool = new pg.Pool({
         ...config,
         max: 2,
-        options: '-c default_transaction_read_only=on',
+        options:
+          '-c default_transaction_read_only=on -c default_transaction_isolation=repeatable\\ read',
       });
       readerPool.on('error', (error) => options.onPoolError?.(error));
       readerPool.on('connect', (client) => client.on('error', () => {}));

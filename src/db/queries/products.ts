@@ -30,7 +30,8 @@ const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =
 
 /** The product's API JSON (UTF-8), or undefined when there is no such product. */
 export async function findProductJsonById(db: Executor, id: string): Promise<Buffer | undefined> {
-  return (await selectProductJsonById(db, id))[0]?.json;
+  const json = (await selectProductJsonById(db, id))[0]?.json;
+  return typeof json === 'string' ? Buffer.from(json) : json;
 }
 
 /**
@@ -93,13 +94,14 @@ export async function findProductPageJson(
   const rows = options.creationOrder
     ? ids.selectAll()
     : db.selectFrom('products').selectAll().where('id', 'in', ids.select('id'));
-  return db
+  const { json, count } = await db
     .selectFrom(rows.as('page'))
     .select([
       dialectOf(db).productArrayJson.as('json'),
       (eb) => eb.fn.countAll<number>().as('count'),
     ])
     .executeTakeFirstOrThrow();
+  return { json: typeof json === 'string' ? Buffer.from(json) : json, count };
 }
 
 /** A product's place in creation order: the sort key of the list (created_at, then id). */

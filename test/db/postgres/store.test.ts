@@ -137,6 +137,20 @@ async function tests(): Promise<void> {
     });
   });
 
+  t.test('queries run as named prepared statements, planned once per connection', async (t) => {
+    const store = await openFresh({ pool_size: '1' });
+    const byId = (id: string) =>
+      store.db.selectFrom('products').select('id').where('id', '=', id).execute();
+    await byId('a');
+    await byId('b');
+    const prepared = await sql<{ name: string; statement: string }>`select name, statement
+      from pg_prepared_statements where statement like 'select "id" from "products"%'`.execute(
+      store.db,
+    );
+    t.equal(prepared.rows.length, 1, 'one statement for both reads');
+    t.match(prepared.rows[0]!.name, /^agentshelf_\d+$/);
+  });
+
   t.test('a reader streams through a cursor, read-only, beside the main pool', async (t) => {
     const store = await openFresh({ pool_size: '1' });
     const reader = store.openReader();
@@ -161,6 +175,25 @@ async function tests(): Promise<void> {
         .execute(),
       /read-only transaction/,
     );
+    // A reader's transaction is one snapshot (the pipeline reads a feed's pages in one).
+    const count = async (db: Kysely<any>) =>
+      Number(
+        (
+          await db
+            .selectFrom('discovery_brands')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await reader.transaction().execute(async (snapshot) => {
+      t.equal(await count(snapshot), 0);
+      await store.db
+        .insertInto('discovery_brands')
+        .values({ name: 'y', slug: 'y', created_at: 'y' })
+        .execute();
+      t.equal(await count(snapshot), 0, 'a commit after the snapshot is not seen in it');
+    });
+    t.equal(await count(reader), 1, 'and is seen after');
   });
 
   t.test('a migration that fails half-way leaves the schema as it was', async (t) => {
