@@ -12,6 +12,7 @@ import {
 } from '../src/db/queries/pipeline-lock.js';
 import type { Db } from '../src/db/store.js';
 import { randomBase62 } from '../src/ids.js';
+import { processIsGone } from '../src/runtime/process.js';
 
 /** A holder or waiter that has not written a heartbeat for this long is taken to be gone. */
 export const LOCK_STALE_MS = 60_000;
@@ -59,17 +60,6 @@ interface Party {
   pid: number | null;
   hostname: string | null;
   heartbeat_ms: number | null;
-}
-
-/** Whether no process has this pid on this host. */
-export function processIsGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
 }
 
 /**

@@ -4,7 +4,8 @@ import type { Config } from '../src/config.js';
 import type { Db } from '../src/db/store.js';
 import { feedsDirectory } from '../src/domain/feeds/files.js';
 import { nginxConfigPath } from './discovery/index.js';
-import { liveLockHolder, processIsGone } from './lock.js';
+import { processIsGone } from '../src/runtime/process.js';
+import { liveLockHolder } from './lock.js';
 import { removeStaleTemporaries } from './publish.js';
 
 /** Every directory a pipeline stage publishes into, where a killed run leaves temporaries. */

@@ -5,6 +5,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import { EXPONENTS } from '../../currencies.js';
+import { productJsonText } from '../product-json-fields.js';
 
 /**
  * The price as the API's JSON number, from integer minor units: the exact decimal without
@@ -39,23 +40,7 @@ const priceJson: RawBuilder<unknown> = (() => {
  * PostgreSQL has to_json for json_quote.
  */
 const quoted = (column: string) => sql.raw(`json_quote(${column})`);
-const FIELDS: [name: string, json: RawBuilder<unknown>][] = [
-  ['id', quoted('id')],
-  ['name', quoted('name')],
-  ['description', quoted('description')],
-  ['price', priceJson],
-  ['currency', quoted('currency')],
-  ['status', quoted('status')],
-  ['category', quoted('category')],
-  ['images', sql.raw('images')],
-  ['attributes', sql.raw('attributes')],
-  ['created_at', quoted('created_at')],
-  ['updated_at', quoted('updated_at')],
-];
-const productJson: RawBuilder<string> = sql`${sql.join(
-  FIELDS.map(([name, json], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}"${name}":`)} || ${json}`),
-  sql` || `,
-)} || '}'`;
+const productJson = productJsonText(quoted, priceJson);
 
 /** One product row (the `products` columns in scope) as its API JSON, a UTF-8 blob. */
 export const productJsonBlob: RawBuilder<Buffer> = sql<Buffer>`cast(${productJson} as blob)`;

@@ -26,6 +26,7 @@ import {
 import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';
+import { processIsGone } from '../../runtime/process.js';
 
 /**
  * The sync: one run per integration at a time, in any process (a `running` row, unique per
@@ -48,15 +49,6 @@ const CRASH_AFTER_BATCH = process.env.AGENTSHELF_TEST_CRASH === 'sync-after-batc
 
 /** Owners (run tokens) of the runs this process is running. */
 const liveOwners = new Set<string>();
-
-function processIsGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 function isGone(row: SyncRunRow): boolean {
   if (liveOwners.has(row.owner)) return false;

@@ -3,20 +3,10 @@ import type { Logger } from 'pino';
 import { releaseLeases, renewLeases, type Lease } from '../../db/queries/webhook-deliveries.js';
 import type { Db } from '../../db/store.js';
 import { randomBase62 } from '../../ids.js';
+import { processIsGone } from '../../runtime/process.js';
 
 /** Owners (workers) alive in this process: one with our pid but not in here is a past one. */
 const liveOwners = new Set<string>();
-
-/** Whether no process has this pid on this host. */
-function processIsGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 /**
  * Whether the worker that owns a lease is known to be gone: it ran on this host and its
