@@ -13,7 +13,14 @@ export interface CatalogueVersionParts {
   feedsChanged: string | null;
 }
 
-export async function selectCatalogueVersionParts(db: Db): Promise<CatalogueVersionParts> {
+/**
+ * The products' part of the version: a product appears, goes or changes status only with a
+ * product event (API, import, sync) or a change of the totals by status (a synthetic seed
+ * writes no events). What readers of product positions and counts key their caches by.
+ */
+export async function selectProductsVersion(
+  db: Db,
+): Promise<Pick<CatalogueVersionParts, 'productEvent' | 'counts'>> {
   const event = await db
     .selectFrom('events')
     .select('seq')
@@ -26,13 +33,17 @@ export async function selectCatalogueVersionParts(db: Db): Promise<CatalogueVers
     .select(['status', 'count'])
     .orderBy('status')
     .execute();
+  return { productEvent: event?.seq ?? 0, counts };
+}
+
+export async function selectCatalogueVersionParts(db: Db): Promise<CatalogueVersionParts> {
+  const products = await selectProductsVersion(db);
   const feeds = await db
     .selectFrom('feeds')
     .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('updated_at').as('changed')])
     .executeTakeFirst();
   return {
-    productEvent: event?.seq ?? 0,
-    counts,
+    ...products,
     feeds: Number(feeds?.n ?? 0),
     feedsChanged: feeds?.changed ?? null,
   };

@@ -12,7 +12,7 @@
  * on a connection of its own) nothing is kept: the answer is computed.
  */
 import { readChangeVersions, type ChangeVersionName } from '../../db/queries/change-versions.js';
-import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
+import { selectProductsVersion } from '../../db/queries/catalogue-version.js';
 import type { Db } from '../../db/store.js';
 import type { Executor } from '../../db/transaction.js';
 
@@ -49,7 +49,7 @@ async function stampOf(db: Executor, reads: readonly AnswerSource[]): Promise<st
   let stamp = '';
   for (const source of reads) {
     if (source === 'catalogue') {
-      const c = await selectCatalogueVersionParts(db as Db);
+      const c = await selectProductsVersion(db as Db);
       stamp += `;${c.productEvent};${c.counts.map((r) => `${r.status}=${r.count}`).join(',')}`;
     } else stamp += `;${versions.get(VERSION_OF[source]) ?? 0}`;
   }

@@ -1,4 +1,4 @@
-import { selectCatalogueVersionParts } from '../../db/queries/catalogue-version.js';
+import { selectProductsVersion } from '../../db/queries/catalogue-version.js';
 import { findPageAnchors, type PageAnchor, type ProductFilter } from '../../db/queries/products.js';
 import type { Db } from '../../db/store.js';
 
@@ -20,7 +20,7 @@ const cache = new WeakMap<Db, Map<string, Anchors>>();
  * the anchors are rebuilt a little more often than they must be, never too seldom.
  */
 async function positionsVersion(db: Db): Promise<string> {
-  const parts = await selectCatalogueVersionParts(db);
+  const parts = await selectProductsVersion(db);
   return JSON.stringify([parts.productEvent, parts.counts]);
 }
 
