@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { parse as parseCsv } from 'csv-parse';
 import { XMLParser } from 'fast-xml-parser';
 import { pino } from 'pino';
-import { feedSource } from '../src/domain/integrations/platforms/feed.js';
+import { feedSource } from '../src/platforms/feed.js';
 import { createHttpClient } from '../src/net/http-client.js';
 
 const [mode, file, format] = process.argv.slice(2);

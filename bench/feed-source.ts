@@ -1,5 +1,5 @@
 /**
- * The feed URL source (src/domain/integrations/platforms/feed.ts) reading our own exports
+ * The feed URL source (src/platforms/feed.ts) reading our own exports
  * (JSON, CSV, XML) and NDJSON of the same records from a local HTTP server, at 10,000 and
  * 100,000 products (BENCH_FEED_SIZES), each run in a process of its own
  * (bench/feed-source-child.ts). Beside it, a floor measured in the same run over the same

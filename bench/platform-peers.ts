@@ -9,13 +9,9 @@
  * MODE: shopify-paged, shopify-bulk, storefront, woocommerce.
  */
 import http from 'node:http';
-import {
-  shopifySource,
-  PRODUCTS_QUERY,
-  SHOPIFY_PAGE_SIZE,
-} from '../src/domain/integrations/platforms/shopify.js';
-import { BULK_QUERY } from '../src/domain/integrations/platforms/shopify-bulk.js';
-import { woocommerceSource } from '../src/domain/integrations/platforms/woocommerce.js';
+import { shopifySource, PRODUCTS_QUERY, SHOPIFY_PAGE_SIZE } from '../src/platforms/shopify.js';
+import { BULK_QUERY } from '../src/platforms/shopify-bulk.js';
+import { woocommerceSource } from '../src/platforms/woocommerce.js';
 import { startShopifyServer } from '../test/support/shopify-server.js';
 import { startWooServer } from '../test/support/woocommerce-server.js';
 import { sourceHarness } from '../test/support/source-context.js';

@@ -21,7 +21,7 @@ import { openStore } from '../src/db/store.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createIntegration } from '../src/domain/integrations/integrations.js';
 import { SecretBox } from '../src/domain/integrations/secret-box.js';
-import { platformSources } from '../src/domain/integrations/sources.js';
+import { platformSources } from '../src/platforms/index.js';
 import type { Benchmark } from './benchmark.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // build/bench

@@ -24,7 +24,7 @@ import type { Stage } from '../pipeline/stage.js';
 import { openPipelineContext, runPipeline } from '../pipeline/run.js';
 import { SecretBox } from './domain/integrations/secret-box.js';
 import type { IntegrationEnv } from './domain/integrations/runtime.js';
-import { platformSources } from './domain/integrations/sources.js';
+import { platformSources } from './platforms/index.js';
 import { recoverInterruptedSyncs, SyncRunner } from './domain/integrations/sync.js';
 import { startSyncScheduler, type SyncScheduler } from './domain/integrations/scheduler.js';
 

@@ -14,7 +14,7 @@ import {
   discoveryError,
   rateLimitDetails,
   type RateWindow,
-} from '../../src/http/discovery/policy.js';
+} from '../../src/domain/discovery/policy.js';
 import { SLUG_PATTERN } from '../../src/domain/discovery/slug.js';
 
 /** `_headers`: one rule per path family, so no header is set twice (CDNs join repeats). */

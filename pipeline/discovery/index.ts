@@ -13,7 +13,7 @@ import {
 import { brandOrStore } from '../../src/domain/catalogue/product.js';
 import { ACP_VERSION } from '../../src/domain/discovery/acp.js';
 import { PUBLISHED_MARKER, brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
-import { rateWindows } from '../../src/http/discovery/policy.js';
+import { rateWindows } from '../../src/domain/discovery/policy.js';
 import { assignSlugs } from '../../src/domain/discovery/slug.js';
 import { publishFile, removeStaleTemporaries } from '../publish.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';

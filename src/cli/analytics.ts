@@ -4,7 +4,7 @@ import { openStore } from '../db/store.js';
 import { AI_AGENTS, AI_AGENTS_SOURCE } from '../domain/analytics/agents.js';
 import { recordAccess } from '../domain/analytics/interactions.js';
 import { importLogs, StoreError, type ImportSummary } from '../domain/analytics/log-import.js';
-import { resolvePublicPath } from '../http/discovery/policy.js';
+import { resolvePublicPath } from '../domain/discovery/policy.js';
 import { intFlag, parseVerbArgs, UsageError } from './args.js';
 import { createProgress } from './progress.js';
 

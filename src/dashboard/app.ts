@@ -9,6 +9,7 @@ import { SecretBox } from '../domain/integrations/secret-box.js';
 import { markup, type Html } from './html.js';
 import { page, type Viewer } from './layout.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
+import type { DashRoute } from './route.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
 import { keyPages } from './pages/keys.js';
 import { productPages } from './pages/products.js';
@@ -21,43 +22,11 @@ import { discoveryPages } from './pages/discovery.js';
 export const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** What a dashboard page handler gets. */
-export interface DashContext {
-  deps: AppDeps;
-  viewer: Viewer;
-  key: ApiKeyRow;
-  /** Asks the pipeline for a run (publish now), as a change of products would. */
-  publish(trigger: string): void;
-  /** The posted form's fields (strings only). */
-  form: Record<string, string>;
-  render(
-    title: string,
-    current: string,
-    body: Html | Html[],
-    status?: number,
-    refreshSeconds?: number,
-  ): void;
-}
-
-export type DashHandler = (ctx: Koa.Context, dash: DashContext) => Promise<void>;
-
-export interface DashRoute {
-  method: 'get' | 'post';
-  path: string;
-  /** Who may: read (every key), write (read_write, admin), admin. */
-  permission: 'read' | 'write' | 'admin';
-  handler: DashHandler;
-}
-
 const LEVELS: Record<DashRoute['permission'], readonly string[]> = {
   read: ['read_only', 'read_write', 'admin'],
   write: ['read_write', 'admin'],
   admin: ['admin'],
 };
-
-export function canWrite(viewer: Viewer): boolean {
-  return viewer.level !== 'read_only';
-}
 
 export interface DashboardOptions {
   /** The session signing secret (default: the integrations' key, SECRET_KEY or DATA_DIR/secret.key). */
@@ -340,14 +309,4 @@ function statusOf(err: AppError): number {
     default:
       return 400;
   }
-}
-
-/** GET query parameters as strings (first value of repeated ones), empty ones left out. */
-export function queryOf(ctx: Koa.Context): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.query)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (typeof value === 'string' && value !== '') out[k] = value;
-  }
-  return out;
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseRetryAfter } from '../domain/webhooks/sender.js';
+import { parseRetryAfter } from './retry-after.js';
 import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-guard.js';
 
 /**

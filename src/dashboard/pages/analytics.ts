@@ -16,7 +16,7 @@ import { parseInput } from '../../http/validate.js';
 import { AppError, notFound } from '../../errors.js';
 import { markup, raw, type Html } from '../html.js';
 import { csrfField, field, table } from '../layout.js';
-import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/analytics';
 const KINDS = ['assistant', 'search', 'training', 'agent'] as const;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
 import { markup } from '../html.js';
 import { csrfField, table } from '../layout.js';
-import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/discovery';
 

@@ -16,7 +16,7 @@ import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
-import { canWrite, queryOf, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/feeds';
 const feedPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;

@@ -17,7 +17,7 @@ import {
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
-import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/integrations';
 const intPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;

@@ -14,7 +14,7 @@ import { DeliveryListQueryString, WebhookListQueryString } from '../../http/sche
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../html.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
-import { canWrite, queryOf, type DashContext, type DashRoute } from '../app.js';
+import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/webhooks';
 const hookPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;

@@ -9,7 +9,7 @@ import {
 import { withTransaction } from '../../db/transaction.js';
 import { AppError } from '../../errors.js';
 import { applyWebhookChange, newCounts } from './apply.js';
-import { findIntegration } from './integrations.js';
+import { findIntegration } from './present.js';
 import { credentialsOf, openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { IntegrationRow, IntegrationRowUpdate, SyncRunRow } from '../../db/schema.js';
+import type { IntegrationRow, IntegrationRowUpdate } from '../../db/schema.js';
 import {
   countIntegrations,
   countSyncRuns,
@@ -12,9 +12,8 @@ import {
   updateIntegrationRow,
 } from '../../db/queries/integrations.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
-import { AppError, invalidField, notFound } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { checkTarget, TargetRefusedError } from '../../net/target-guard.js';
 import { recordEvent } from '../events.js';
 import { presentPagination } from '../pagination.js';
 import { encryptCredentials, openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
@@ -25,91 +24,17 @@ import {
   type IntegrationTestResult,
   type IntegrationUpdateInput,
   type Platform,
-  type SyncError,
   type SyncRun,
 } from './schemas.js';
-import { SourceError } from './source.js';
+import { failureMessage, findIntegration, presentIntegration, presentSyncRun } from './present.js';
+import { guardTargets, targetsOf } from './targets.js';
 import { recoverInterruptedSyncs } from './sync.js';
 
 /** At most this many integrations per store. */
 export const MAX_INTEGRATIONS = 100;
 
-export function presentIntegration(row: IntegrationRow, running = false): Integration {
-  return {
-    id: row.id,
-    platform: row.platform,
-    shop_domain: row.shop_domain,
-    status: row.status,
-    settings: JSON.parse(row.settings) as Record<string, never>,
-    credentials_set: row.credentials !== null,
-    last_sync: row.last_sync_at,
-    last_error: row.last_error,
-    product_count: Number(row.product_count),
-    sync_status: running ? 'running' : 'idle',
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-export function presentSyncRun(row: SyncRunRow): SyncRun {
-  return {
-    id: row.id,
-    integration_id: row.integration_id,
-    status: row.status,
-    trigger: row.trigger,
-    started_at: row.started_at,
-    finished_at: row.finished_at,
-    duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
-    fetched: Number(row.fetched),
-    created: Number(row.created),
-    updated: Number(row.updated),
-    unchanged: Number(row.unchanged),
-    deactivated: Number(row.deactivated),
-    failed: Number(row.failed),
-    errors: JSON.parse(row.errors) as SyncError[],
-    error: row.error,
-  };
-}
-
-export async function findIntegration(db: Executor, id: string): Promise<IntegrationRow> {
-  const row = await findIntegrationById(db, id);
-  if (!row) throw notFound('integration', id);
-  return row;
-}
-
 async function present(db: Executor, row: IntegrationRow): Promise<Integration> {
   return presentIntegration(row, (await findRunningSync(db, row.id)) !== undefined);
-}
-
-/** Where a platform's requests go: the URLs the SSRF guard checks. */
-export function targetsOf(
-  platform: Platform,
-  shopDomain: string,
-  settings: Record<string, unknown>,
-): { field: string; url: string }[] {
-  const targets: { field: string; url: string }[] = [];
-  if (platform !== 'feed') targets.push({ field: 'shop_domain', url: `https://${shopDomain}/` });
-  for (const key of ['url', 'base_url', 'api_url']) {
-    if (typeof settings[key] === 'string')
-      targets.push({ field: `settings.${key}`, url: settings[key] });
-  }
-  return targets;
-}
-
-/** The SSRF guard over an integration's targets; a refusal names the field. */
-export async function guardTargets(
-  targets: { field: string; url: string }[],
-  allowPrivate: boolean,
-): Promise<void> {
-  for (const target of targets) {
-    try {
-      await checkTarget(target.url, { allowPrivate });
-    } catch (err) {
-      if (err instanceof TargetRefusedError)
-        throw invalidField(target.field, `is refused: ${err.reason}`);
-      throw err;
-    }
-  }
 }
 
 function checkCredentials(
@@ -352,15 +277,6 @@ export async function testIntegration(
       last_sync: integration.last_sync,
     },
   };
-}
-
-/** What went wrong, in words for a merchant (never a stack or a secret). */
-export function failureMessage(err: unknown): string {
-  if (err instanceof SourceError) return err.message;
-  if (err instanceof AppError) return err.message;
-  if (err instanceof Error && (err.name === 'HttpError' || err.name === 'SecretKeyError'))
-    return err.message;
-  return 'unexpected error while reading the platform (see the server log)';
 }
 
 export async function syncHistory(

@@ -9,7 +9,7 @@ import type { SecretBox } from './secret-box.js';
 import type { IntegrationSource, SourceContext } from './source.js';
 import type { Platform } from './schemas.js';
 
-/** The platform sources by name (domain/integrations/sources.ts holds the real ones). */
+/** The platform sources by name (src/platforms/index.ts holds the real ones). */
 export type SourceRegistry = Partial<Record<Platform, IntegrationSource>>;
 
 /**

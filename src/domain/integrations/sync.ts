@@ -16,13 +16,8 @@ import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import { applyItems, deactivateUnseen, newCounts, type SyncCounts } from './apply.js';
-import {
-  failureMessage,
-  guardTargets,
-  presentIntegration,
-  presentSyncRun,
-  targetsOf,
-} from './integrations.js';
+import { failureMessage, presentIntegration, presentSyncRun } from './present.js';
+import { guardTargets, targetsOf } from './targets.js';
 import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';

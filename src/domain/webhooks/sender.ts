@@ -1,12 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
+import { parseRetryAfter } from '../../net/retry-after.js';
 import { checkAddress, guardedLookup, hostOf, TargetRefusedError } from '../../net/target-guard.js';
 
 /** How much of a receiver's answer the delivery log keeps. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
-/** The longest Retry-After the worker waits; a longer one is cut to this. */
-export const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
-
 export interface PostRequest {
   url: string;
   body: string;
@@ -37,21 +35,6 @@ export interface PostOutcome {
 export function createEndpointAgents(allowPrivate: boolean) {
   const options = { keepAlive: true, maxSockets: 1, lookup: guardedLookup({ allowPrivate }) };
   return { http: new http.Agent(options), https: new https.Agent(options) };
-}
-
-/** Retry-After as seconds (a number or an HTTP date), capped; undefined when unreadable. */
-export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  let seconds: number;
-  // Delay-seconds; Shopify sends a decimal one ("2.0"), which must not read as a date.
-  if (/^\d+(\.\d+)?$/.test(trimmed)) seconds = Number(trimmed);
-  else {
-    const at = Date.parse(trimmed);
-    if (Number.isNaN(at)) return undefined;
-    seconds = Math.max(0, (at - now.getTime()) / 1000);
-  }
-  return Math.min(seconds, MAX_RETRY_AFTER_SECONDS);
 }
 
 function describeError(err: NodeJS.ErrnoException, timeoutMs: number): string {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { COMMON_HEADERS, cacheControlFor, contentTypeFor } from './policy.js';
+import { COMMON_HEADERS, cacheControlFor, contentTypeFor } from '../../domain/discovery/policy.js';
 
 export type Encoding = 'identity' | 'gzip' | 'br';
 

@@ -1,4 +1,4 @@
-import type { RateWindow } from './policy.js';
+import type { RateWindow } from '../../domain/discovery/policy.js';
 
 export interface LimitDecision {
   allowed: boolean;

@@ -16,7 +16,7 @@ import {
   rateWindows,
   resolvePublicPath,
   type DiscoveryErrorKind,
-} from './policy.js';
+} from '../../domain/discovery/policy.js';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
 import {
   FileCache,

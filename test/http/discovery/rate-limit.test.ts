@@ -1,5 +1,5 @@
 import t from 'tap';
-import { rateWindows } from '../../../src/http/discovery/policy.js';
+import { rateWindows } from '../../../src/domain/discovery/policy.js';
 import { IpRateLimiter } from '../../../src/http/discovery/rate-limit.js';
 import { createClock } from '../../support/pipeline.js';
 

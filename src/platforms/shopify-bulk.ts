@@ -1,4 +1,4 @@
-import { SourceError, type SourceContext, type SourceItem } from '../source.js';
+import { SourceError, type SourceContext, type SourceItem } from '../domain/integrations/source.js';
 import { errorItem, isRecord, readLines, str } from './common.js';
 import { asSourceError } from './origin.js';
 import type { ShopifyAdmin } from './shopify-admin.js';

@@ -4,8 +4,8 @@
  * The embedded discovery server, the `_headers` file and the
  * nginx config are all built from this one module, so a CDN or nginx answers like `serve`.
  */
-import { ACP_VERSION } from '../../domain/discovery/acp.js';
-import { SLUG_PATTERN } from '../../domain/discovery/slug.js';
+import { ACP_VERSION } from './acp.js';
+import { SLUG_PATTERN } from './slug.js';
 
 export const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',

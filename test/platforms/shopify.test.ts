@@ -1,27 +1,24 @@
 import t, { type Test } from 'tap';
-import { createHttpClient } from '../../../src/net/http-client.js';
-import { SourceError, type SourceItem } from '../../../src/domain/integrations/source.js';
-import {
-  SHOPIFY_PAGE_SIZE,
-  shopifySource,
-} from '../../../src/domain/integrations/platforms/shopify.js';
-import { DEFAULT_SHOPIFY_API_VERSION } from '../../../src/domain/integrations/platforms/shopify-admin.js';
-import { gtin13 } from '../../support/platform-catalogue.js';
+import { createHttpClient } from '../../src/net/http-client.js';
+import { SourceError, type SourceItem } from '../../src/domain/integrations/source.js';
+import { SHOPIFY_PAGE_SIZE, shopifySource } from '../../src/platforms/shopify.js';
+import { DEFAULT_SHOPIFY_API_VERSION } from '../../src/platforms/shopify-admin.js';
+import { gtin13 } from '../support/platform-catalogue.js';
 import {
   startShopifyServer,
   webhookProduct,
   type ShopProduct,
   type ShopifyServerOptions,
-} from '../../support/shopify-server.js';
+} from '../support/shopify-server.js';
 import {
   acceptedByProductSchema,
   collect,
   productsById,
   sourceHarness,
   type HarnessOptions,
-} from '../../support/source-context.js';
-import { clockAt } from '../../support/clock.js';
-import { loadConfig } from '../../../src/config.js';
+} from '../support/source-context.js';
+import { clockAt } from '../support/clock.js';
+import { loadConfig } from '../../src/config.js';
 
 const EAN = gtin13(400638133393);
 

@@ -1,6 +1,6 @@
-import { HttpError } from '../../../net/http-client.js';
-import { addressBytes, isRefusedAddress } from '../../../net/target-guard.js';
-import { SourceError, type SourceContext } from '../source.js';
+import { HttpError } from '../net/http-client.js';
+import { addressBytes, isRefusedAddress } from '../net/target-guard.js';
+import { SourceError, type SourceContext } from '../domain/integrations/source.js';
 
 /**
  * The origin a platform is reached at. A shop domain as merchants give it

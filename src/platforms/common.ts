@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
-import { isValidGtin } from '../../fields.js';
-import { LIMITS } from '../../products/schemas.js';
-import type { SourceItem, SourceProduct } from '../source.js';
+import { isValidGtin } from '../domain/fields.js';
+import { LIMITS } from '../domain/products/schemas.js';
+import type { SourceItem, SourceProduct } from '../domain/integrations/source.js';
 
 /**
  * What the platform sources share: turning platform values into our product fields. The sync

@@ -4,7 +4,7 @@ import {
   type SourceContext,
   type SourceItem,
   type WebhookChange,
-} from '../source.js';
+} from '../domain/integrations/source.js';
 import { isRecord, str } from './common.js';
 import { asSourceError, platformOrigin } from './origin.js';
 import { ShopifyAdmin } from './shopify-admin.js';

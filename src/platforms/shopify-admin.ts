@@ -1,5 +1,5 @@
-import type { HttpResponse } from '../../../net/http-client.js';
-import { SourceError, type SourceContext } from '../source.js';
+import type { HttpResponse } from '../net/http-client.js';
+import { SourceError, type SourceContext } from '../domain/integrations/source.js';
 import { isRecord, str } from './common.js';
 import { asSourceError, assertSecureForCredentials } from './origin.js';
 

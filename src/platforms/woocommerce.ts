@@ -1,11 +1,11 @@
-import type { HttpResponse } from '../../../net/http-client.js';
+import type { HttpResponse } from '../net/http-client.js';
 import {
   SourceError,
   type IntegrationSource,
   type SourceContext,
   type SourceItem,
   type WebhookChange,
-} from '../source.js';
+} from '../domain/integrations/source.js';
 import { isRecord, str } from './common.js';
 import { asSourceError, assertSecureForCredentials, platformOrigin } from './origin.js';
 import { itemOfSimpleProduct, itemOfVariation, type WooMapContext } from './woocommerce-map.js';

@@ -3,14 +3,10 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import t from 'tap';
-import { JsonArrayScanner } from '../../../src/domain/integrations/platforms/feed-json.js';
-import {
-  readRecords,
-  type FeedFormat,
-  type RawRecord,
-} from '../../../src/domain/integrations/platforms/feed-formats.js';
+import { JsonArrayScanner } from '../../src/platforms/feed-json.js';
+import { readRecords, type FeedFormat, type RawRecord } from '../../src/platforms/feed-formats.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/feeds/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/feeds/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name);
 
 /** The body cut at the given byte offsets (through multi-byte characters too). */

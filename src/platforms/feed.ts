@@ -1,11 +1,11 @@
-import { HttpError, type HttpResponse } from '../../../net/http-client.js';
+import { HttpError, type HttpResponse } from '../net/http-client.js';
 import {
   SourceError,
   type IntegrationSource,
   type SourceContext,
   type SourceItem,
   type SourceTestResult,
-} from '../source.js';
+} from '../domain/integrations/source.js';
 import { recordToItem } from './feed-columns.js';
 import {
   FeedFormatError,

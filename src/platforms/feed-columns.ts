@@ -1,9 +1,9 @@
-import { AVAILABILITIES } from '../../catalogue/product.js';
-import { isHttpUrl } from '../../catalogue/url.js';
-import { isValidGtin } from '../../fields.js';
-import { isCurrency, MoneyError, toMinorUnits } from '../../money.js';
-import { LIMITS, PRODUCT_STATUSES } from '../../products/schemas.js';
-import type { SourceItem, SourceProduct } from '../source.js';
+import { AVAILABILITIES } from '../domain/catalogue/product.js';
+import { isHttpUrl } from '../domain/catalogue/url.js';
+import { isValidGtin } from '../domain/fields.js';
+import { isCurrency, MoneyError, toMinorUnits } from '../domain/money.js';
+import { LIMITS, PRODUCT_STATUSES } from '../domain/products/schemas.js';
+import type { SourceItem, SourceProduct } from '../domain/integrations/source.js';
 import type { FieldValue, RawFields } from './feed-formats.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SourceItem, SourceProduct } from '../source.js';
+import type { SourceItem, SourceProduct } from '../domain/integrations/source.js';
 import {
   brandOf,
   descriptionOf,

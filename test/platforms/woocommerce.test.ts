@@ -1,25 +1,22 @@
 import t, { type Test } from 'tap';
-import { createHttpClient } from '../../../src/net/http-client.js';
-import { SourceError } from '../../../src/domain/integrations/source.js';
-import {
-  WOO_PER_PAGE,
-  woocommerceSource,
-} from '../../../src/domain/integrations/platforms/woocommerce.js';
-import { gtin13 } from '../../support/platform-catalogue.js';
+import { createHttpClient } from '../../src/net/http-client.js';
+import { SourceError } from '../../src/domain/integrations/source.js';
+import { WOO_PER_PAGE, woocommerceSource } from '../../src/platforms/woocommerce.js';
+import { gtin13 } from '../support/platform-catalogue.js';
 import {
   startWooServer,
   syntheticWooProduct,
   wooProductJson,
   type WooProduct,
   type WooServerOptions,
-} from '../../support/woocommerce-server.js';
+} from '../support/woocommerce-server.js';
 import {
   acceptedByProductSchema,
   collect,
   productsById,
   sourceHarness,
   type HarnessOptions,
-} from '../../support/source-context.js';
+} from '../support/source-context.js';
 
 const EAN = gtin13(871234567890);
 const KEYS = { consumer_key: 'ck_local_test_key', consumer_secret: 'cs_local_test_secret' };

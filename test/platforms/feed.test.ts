@@ -3,22 +3,22 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { createHttpClient } from '../../../src/net/http-client.js';
-import { readCatalogueProduct } from '../../../src/domain/catalogue/product.js';
+import { createHttpClient } from '../../src/net/http-client.js';
+import { readCatalogueProduct } from '../../src/domain/catalogue/product.js';
 import {
   dropForbiddenCharacters,
   feedItemOf,
   feedSettings,
-} from '../../../src/domain/feeds/record.js';
-import { formatMinorUnits } from '../../../src/domain/money.js';
-import { FEED_FORMATTERS } from '../../../pipeline/feed-formats.js';
-import { catalogueRow } from '../../support/catalogue.js';
-import { feedSource, readFeedSettings } from '../../../src/domain/integrations/platforms/feed.js';
-import { sniffFormat } from '../../../src/domain/integrations/platforms/feed-formats.js';
-import { type SourceContext, type SourceItem } from '../../../src/domain/integrations/source.js';
-import { startFeedServer, type FeedServer } from '../../support/feed-server.js';
+} from '../../src/domain/feeds/record.js';
+import { formatMinorUnits } from '../../src/domain/money.js';
+import { FEED_FORMATTERS } from '../../pipeline/feed-formats.js';
+import { catalogueRow } from '../support/catalogue.js';
+import { feedSource, readFeedSettings } from '../../src/platforms/feed.js';
+import { sniffFormat } from '../../src/platforms/feed-formats.js';
+import { type SourceContext, type SourceItem } from '../../src/domain/integrations/source.js';
+import { startFeedServer, type FeedServer } from '../support/feed-server.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/feeds/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/feeds/', import.meta.url));
 const fixture = (name: string) => readFileSync(FIXTURES + name, 'utf8');
 
 /** A source context as the sync gives one, with state kept between runs like the sync does. */

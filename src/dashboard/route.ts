@@ -1,0 +1,47 @@
+import type Koa from 'koa';
+import type { AppDeps } from '../http/route.js';
+import type { ApiKeyRow } from '../db/schema.js';
+import type { Html } from './html.js';
+import type { Viewer } from './layout.js';
+
+/** What a dashboard page handler gets. */
+export interface DashContext {
+  deps: AppDeps;
+  viewer: Viewer;
+  key: ApiKeyRow;
+  /** Asks the pipeline for a run (publish now), as a change of products would. */
+  publish(trigger: string): void;
+  /** The posted form's fields (strings only). */
+  form: Record<string, string>;
+  render(
+    title: string,
+    current: string,
+    body: Html | Html[],
+    status?: number,
+    refreshSeconds?: number,
+  ): void;
+}
+
+export type DashHandler = (ctx: Koa.Context, dash: DashContext) => Promise<void>;
+
+export interface DashRoute {
+  method: 'get' | 'post';
+  path: string;
+  /** Who may: read (every key), write (read_write, admin), admin. */
+  permission: 'read' | 'write' | 'admin';
+  handler: DashHandler;
+}
+
+export function canWrite(viewer: Viewer): boolean {
+  return viewer.level !== 'read_only';
+}
+
+/** GET query parameters as strings (first value of repeated ones), empty ones left out. */
+export function queryOf(ctx: Koa.Context): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.query)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (typeof value === 'string' && value !== '') out[k] = value;
+  }
+  return out;
+}
