@@ -19,6 +19,40 @@ const noDomain = {
   message: 'db/ never imports domain/: the store knows rows, not rules.',
 };
 
+const noPlatforms = {
+  group: ['**/platforms/**', '**/platforms/*'],
+  message:
+    'The platform adapters (src/platforms/) are plugged in by the composition root (src/server.ts, src/cli/): the domain sees them only through domain/integrations/source.ts.',
+};
+const noDashboard = {
+  group: ['**/dashboard/**', '**/dashboard/*'],
+  message: 'Only the composition root mounts the dashboard (src/dashboard/).',
+};
+/** The floor of shared helpers (net/, runtime/, errors, config, ids, logger): it imports no room above it. */
+const noRooms = {
+  group: [
+    '**/domain/**',
+    '**/domain/*',
+    '**/db/**',
+    '**/db/*',
+    '**/http/**',
+    '**/http/*',
+    '**/dashboard/**',
+    '**/dashboard/*',
+    '**/platforms/**',
+    '**/platforms/*',
+    '**/pipeline/**',
+    '**/pipeline/*',
+  ],
+  message:
+    'net/ and runtime/ are the ground floor: they import no room above them (domain, db, http, dashboard, platforms, pipeline).',
+};
+const noDashboardApp = {
+  group: ['../app.js', '**/dashboard/app.js'],
+  message:
+    'A dashboard page takes what it needs from dashboard/route.ts; dashboard/app.ts imports the pages, never the reverse.',
+};
+
 /**
  * Database drivers and dialects stay behind the store seam (src/db/store.ts): outside src/db/
  * code asks the Store for connections and dialectOf(db) for SQL that differs.
@@ -65,31 +99,91 @@ const wireConcernsInDomain = [
 export const boundaries = [
   {
     files: ['src/db/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noHttp, noPipeline, noDomain] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [noHttp, noPipeline, noDomain, noPlatforms, noDashboard] },
+      ],
+    },
   },
   {
     files: ['src/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: noDrivers, patterns: [noHttp, noPipeline, noDriverPaths] },
+        {
+          paths: noDrivers,
+          patterns: [noHttp, noPipeline, noDriverPaths, noPlatforms, noDashboard],
+        },
       ],
       'no-restricted-syntax': ['error', ...wireConcernsInDomain],
     },
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/main.ts', 'src/server.ts', 'src/cli/**', 'src/db/**', 'src/domain/**'],
+    ignores: [
+      'src/main.ts',
+      'src/server.ts',
+      'src/cli/**',
+      'src/db/**',
+      'src/domain/**',
+      'src/net/**',
+      'src/runtime/**',
+      'src/dashboard/pages/**',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: noDrivers, patterns: [noPipeline, noDriverPaths] },
+        { paths: noDrivers, patterns: [noPipeline, noDriverPaths, noPlatforms] },
       ],
     },
   },
   {
-    files: ['src/main.ts', 'src/server.ts', 'src/cli/**/*.ts', 'pipeline/**/*.ts'],
+    files: ['src/http/**/*.ts', 'src/platforms/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: noDrivers, patterns: [noPipeline, noDriverPaths, noPlatforms, noDashboard] },
+      ],
+    },
+  },
+  {
+    files: ['src/dashboard/pages/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: noDrivers, patterns: [noPipeline, noDriverPaths, noPlatforms, noDashboardApp] },
+      ],
+    },
+  },
+  {
+    files: ['src/net/**/*.ts', 'src/runtime/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: noDrivers, patterns: [noRooms] }] },
+  },
+  {
+    files: ['src/main.ts', 'src/server.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: noDrivers, patterns: [noDriverPaths] }] },
+  },
+  {
+    files: ['pipeline/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: noDrivers,
+          patterns: [
+            noDriverPaths,
+            noPlatforms,
+            noDashboard,
+            {
+              group: ['**/src/http/**', '**/src/http/*'],
+              message:
+                'pipeline/ writes what the servers serve; the wire policy it shares with them lives in src/domain/discovery/policy.ts, below both.',
+            },
+          ],
+        },
+      ],
+    },
   },
 ];
 

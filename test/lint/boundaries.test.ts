@@ -88,3 +88,60 @@ t.test('database drivers and dialects are imported only inside src/db/', async (
     'src/db/ may',
   );
 });
+
+t.test('the platform adapters are plugged in by the composition root only', async (t) => {
+  const code =
+    "import { platformSources } from '../../platforms/index.js';\nexport const p = platformSources;\n";
+  for (const file of [
+    'src/domain/integrations/bad-example.ts',
+    'src/http/routes/bad-example.ts',
+    'src/db/queries/bad-example.ts',
+  ]) {
+    const messages = await restrictedImports(file, code);
+    t.equal(messages.length, 1, `${file} refused`);
+    t.match(messages[0], /composition root/);
+  }
+  t.same(
+    await restrictedImports(
+      'src/cli/bad-example.ts',
+      "import { platformSources } from '../platforms/index.js';\nexport const p = platformSources;\n",
+    ),
+    [],
+    'cli/ allowed',
+  );
+});
+
+t.test('net/ and runtime/ import no room above them', async (t) => {
+  for (const [file, code] of [
+    [
+      'src/net/bad-example.ts',
+      "import { parseRetryAfter } from '../domain/webhooks/sender.js';\nexport const p = parseRetryAfter;\n",
+    ],
+    [
+      'src/runtime/bad-example.ts',
+      "import { openStore } from '../db/store.js';\nexport const o = openStore;\n",
+    ],
+  ] as const) {
+    const messages = await restrictedImports(file, code);
+    t.equal(messages.length, 1, `${file} refused`);
+    t.match(messages[0], /ground floor/);
+  }
+});
+
+t.test('pipeline/ never imports http/: the wire policy it shares sits below both', async (t) => {
+  const messages = await restrictedImports(
+    'pipeline/discovery/bad-example.ts',
+    "import { startDiscoveryServer } from '../../src/http/discovery/server.js';\nexport const s = startDiscoveryServer;\n",
+  );
+  t.equal(messages.length, 1);
+  t.match(messages[0], /below both/);
+});
+
+t.test('a dashboard page never imports dashboard/app.ts', async (t) => {
+  const messages = await restrictedImports(
+    'src/dashboard/pages/bad-example.ts',
+    "import { createDashboard } from '../app.js';\nexport const c = createDashboard;\n",
+  );
+  t.equal(messages.length, 1);
+  t.match(messages[0], /dashboard\/route\.ts/);
+});
