@@ -82,7 +82,7 @@ const ConfigSchema = z.object({
   DISCOVERY_TRUST_PROXY: boolean.default(false),
   /** Raw analytics interactions older than this are purged daily; the daily rollups stay. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
-  /** Encrypts integration credentials at rest; unset: a key file in DATA_DIR (README). */
+  /** Encrypts integration credentials at rest; unset: a key file in DATA_DIR (docs/integrations.md). */
   SECRET_KEY: z.string().min(32, 'at least 32 characters (openssl rand -base64 32)').optional(),
   /** The key before a rotation (`agentshelf integrations rotate-key`), still read, never written. */
   OLD_SECRET_KEY: z.string().min(1).optional(),

@@ -60,7 +60,7 @@ ${Object.entries(VERBS)
   .map(([name, verb]) => `  ${name.padEnd(10)}${verb.summary}`)
   .join('\n')}
 
-Every command takes --help. Settings come from environment variables, and from a .env file\nin the working directory for those not set (README.md).`;
+Every command takes --help. Settings come from environment variables, and from a .env file\nin the working directory for those not set (docs/configuration.md).`;
 
 async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;

@@ -16,7 +16,7 @@ import { createProgress } from './progress.js';
 export const integrationsHelp = `Usage: agentshelf integrations <list|sync|rotate-key> [options]
 
 Platform integrations (Shopify, WooCommerce, feed URLs). Connect one with the API
-(POST /v1/integrations, see README.md); these commands work on the store directly.
+(POST /v1/integrations, see docs/integrations.md); these commands work on the store directly.
 
   integrations list [--json]
       Lists integrations: id, platform, shop domain, status, products, last sync, last error.

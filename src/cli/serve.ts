@@ -18,7 +18,7 @@ pipeline run in progress (published files stay whole), close the store, exit.
 Integrations sync on SYNC_CRON (default hourly); a sync a killed process left running is
 marked failed at start. A sync under way at shutdown is stopped and recorded as failed.
 
-Settings come from the environment: see the configuration table in README.md.`;
+Settings come from the environment: see docs/configuration.md.`;
 
 export async function runServe(argv: string[]): Promise<number> {
   const { values } = parseVerbArgs(argv, {});

@@ -158,7 +158,7 @@ export function buildOpenApiDocument(
       version: VERSION,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
-        'Products, feeds, webhooks and keys of an agentshelf store. Errors come in shape A by default; send `Prefer: envelope` for shape B. See docs/decisions.md.',
+        'Products, feeds, webhooks and keys of an agentshelf store. Errors come in shape A by default; send `Prefer: envelope` for shape B. See docs/api.md.',
     },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
