@@ -23,13 +23,15 @@
  * log against GET /v1/webhooks/:id/deliveries, and every product the load created against
  * the product.created events received), and whether any product was lost or doubled (the
  * catalogue against the final feed, and against the products the load created).
- * DATABASE_URL (an empty PostgreSQL database) runs it on PostgreSQL instead of SQLite.
+ * DATABASE_URL (an empty PostgreSQL database) runs it on PostgreSQL instead of SQLite;
+ * SOAK_STORE=postgres starts a PostgreSQL cluster for the run (as the tests do) and uses that.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 import { fmt, runCli, scratchDir, startChild, table, verdict, MAIN } from './support.js';
 
@@ -157,6 +159,8 @@ class Feed {
     empty: 0,
     truncated: 0,
   };
+  /** What the last request was answered. */
+  last = 'no';
   /** When set, every answer is the good one (the final sync). */
   alwaysGood = false;
   private body = '';
@@ -226,14 +230,17 @@ class Feed {
     const n = this.alwaysGood ? -1 : this.requests++ % 8;
     if (n === 2) {
       this.served.empty++;
+      this.last = 'empty';
       return '';
     }
     if (n === 5) {
       this.served.truncated++;
+      this.last = 'truncated';
       const lastLine = this.body.lastIndexOf('\n', this.body.length - 2);
       return this.body.slice(0, lastLine + Math.floor((this.body.length - lastLine) / 2));
     }
     this.served.good++;
+    this.last = 'good';
     return this.body;
   }
 }
@@ -325,6 +332,22 @@ interface SyncRun {
 }
 
 async function run(): Promise<void> {
+  // SOAK_STORE=postgres: a PostgreSQL cluster of the machine's binaries, started for the run.
+  let cluster: PgCluster | undefined;
+  try {
+    let databaseUrl = process.env.DATABASE_URL || undefined;
+    if (!databaseUrl && process.env.SOAK_STORE === 'postgres') {
+      cluster = await startPgCluster();
+      await cluster.admin('create database soak');
+      databaseUrl = cluster.url('soak');
+    }
+    await soak(databaseUrl);
+  } finally {
+    cluster?.stop();
+  }
+}
+
+async function soak(databaseUrl: string | undefined): Promise<void> {
   const minutes = setting('SOAK_MINUTES', 30);
   const apiRps = setting('SOAK_API_RPS', 40);
   const apiWorkers = Math.round(setting('SOAK_API_WORKERS', 8));
@@ -336,7 +359,6 @@ async function run(): Promise<void> {
   const failRate = Number(process.env.SOAK_WEBHOOK_FAIL ?? 0.05);
   const drainS = setting('SOAK_DRAIN_S', 300);
   const intervalMin = minutes >= 15 ? 5 : 1;
-  const databaseUrl = process.env.DATABASE_URL;
   const tag = `S${Date.now().toString(36)}`;
 
   const dir = scratchDir('soak');
@@ -425,10 +447,12 @@ async function run(): Promise<void> {
       throw new Error(`POST /v1/integrations: ${JSON.stringify(integration)}`);
     const integrationId = (integration.body as { id: string }).id;
 
+    /** `<feed answer> -> <run status>` -> count, and the counts of the first such run. */
     const syncOutcomes = new Map<string, number>();
-    const syncNotes: string[] = [];
+    const syncExamples = new Map<string, string>();
     /** Starts a sync and waits for its end; undefined when one was running already (409). */
     const syncOnce = async (group: 'sync' | 'check'): Promise<SyncRun | undefined> => {
+      feed.last = 'no';
       const started = await client.send(
         group,
         '/v1/integrations/:id/sync',
@@ -454,10 +478,12 @@ async function run(): Promise<void> {
         );
         const last = (status?.body as { last?: SyncRun } | undefined)?.last;
         if (last?.id === runId && last.status !== 'running') {
-          syncOutcomes.set(last.status, (syncOutcomes.get(last.status) ?? 0) + 1);
-          if (last.status !== 'succeeded' || last.deactivated > feedItems * 0.1) {
-            syncNotes.push(
-              `${last.status}: fetched ${last.fetched}, created ${last.created}, updated ${last.updated}, deactivated ${last.deactivated}, failed ${last.failed}${last.error ? `; ${last.error.slice(0, 160)}` : ''}`,
+          const outcome = `${feed.last} answer -> ${last.status}`;
+          syncOutcomes.set(outcome, (syncOutcomes.get(outcome) ?? 0) + 1);
+          if (!syncExamples.has(outcome)) {
+            syncExamples.set(
+              outcome,
+              `fetched ${last.fetched}, created ${last.created}, updated ${last.updated}, deactivated ${last.deactivated}, failed ${last.failed}${last.error ? `; ${last.error.slice(0, 200)}` : ''}`,
             );
           }
           return last;
@@ -469,7 +495,7 @@ async function run(): Promise<void> {
     feed.alwaysGood = false;
     if (first?.status !== 'succeeded') throw new Error(`the first sync: ${JSON.stringify(first)}`);
     syncOutcomes.clear();
-    syncNotes.length = 0;
+    syncExamples.clear();
 
     // Known products: the feed's (read once) and those the load creates.
     const feedIds: string[] = [];
@@ -682,9 +708,12 @@ async function run(): Promise<void> {
 
     // --- Syncs ---
     console.log(
-      `\nSyncs: ${JSON.stringify(Object.fromEntries(syncOutcomes))}; feed answers ${JSON.stringify(feed.served)}; feed versions ${feed.version + 1}`,
+      `\nSyncs (the feed answered ${JSON.stringify(feed.served)}; ${feed.version + 1} versions of it):`,
     );
-    for (const note of [...new Set(syncNotes)].slice(0, 8)) console.log(`  ${note}`);
+    table(
+      ['feed answer -> run', 'runs', 'the first such run'],
+      [...syncOutcomes].map(([outcome, n]) => [outcome, n, syncExamples.get(outcome) ?? '']),
+    );
     console.log(
       `final sync: ${final.status}, fetched ${final.fetched}, created ${final.created}, updated ${final.updated}, deactivated ${final.deactivated}, failed ${final.failed}`,
     );
@@ -858,6 +887,6 @@ async function run(): Promise<void> {
 export const soakBenchmark: Benchmark = {
   onlyByName: true,
   title:
-    'soak: one serve under API, discovery, analytics, sync and webhook load at once (SOAK_MINUTES, default 30)',
+    'one serve under API, discovery, analytics, sync and webhook load at once (SOAK_MINUTES, default 30)',
   run,
 };
