@@ -121,10 +121,10 @@ class Client {
       }
       this.traffic.count(key, String(res.status));
       if (res.status >= 400 && res.status < 500 && this.traffic.clientErrors.length < 10) {
-        this.traffic.clientErrors.push(`${key} -> ${res.status}: ${text.slice(0, 300)}`);
+        this.traffic.clientErrors.push(`${key} -> ${res.status}: ${text.trim().slice(0, 300)}`);
       }
       if (res.status >= 500)
-        this.traffic.errors.push(`${key} -> ${res.status}: ${text.slice(0, 300)}`);
+        this.traffic.errors.push(`${key} -> ${res.status}: ${text.trim().slice(0, 300)}`);
       let parsed: unknown = text;
       try {
         parsed = JSON.parse(text);
