@@ -35,6 +35,17 @@ t.test('the refusal names the versions and what to do; supported Nodes pass', as
   t.equal(nodeVersionRefusal(), undefined, 'the Node running the tests is supported');
 });
 
+t.test('on this (supported) Node, --version and --help answer without a warning', async (t) => {
+  const version = spawnSync(process.execPath, [MAIN, '--version'], { encoding: 'utf8' });
+  t.equal(version.status, 0);
+  t.equal(version.stdout, `agentshelf ${pkg.version} (Node.js ${process.version})\n`);
+  t.equal(version.stderr, '');
+  const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
+  t.equal(help.status, 0);
+  t.equal(help.stdout, `${usage}\n`);
+  t.equal(help.stderr, '');
+});
+
 /** The first node executable older than the requirement: on PATH, then the usual places. */
 function findOldNode(): { node: string; version: string } | undefined {
   const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/bin', '/usr/bin'];
