@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStoreAt, type StoreLocation } from '../../db/store.js';
 import { storedTimestamp } from '../../db/timestamps.js';
+import { nodeVersionRefusal } from '../../runtime/node-version.js';
 import { insertAuditValues, sweepAuditLog, type AuditValues } from './log.js';
 
 /** One entry as the request thread sends it: time in ms since the epoch first. */
@@ -55,6 +56,10 @@ function toValues(t: AuditTuple): AuditValues {
 }
 
 function runWorker(): void {
+  // The process that starts this thread has checked already (src/main.ts); this is for any
+  // other that would. Before the store opens: its native addon crashes an older Node.
+  const refusal = nodeVersionRefusal();
+  if (refusal) throw new Error(refusal);
   const port = parentPort!;
   const { location, flushRows, maxQueued } = workerData as AuditWorkerData;
   const store = openStoreAt(location);
