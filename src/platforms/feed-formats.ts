@@ -145,8 +145,13 @@ export async function peekStream(
     const chunk = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value);
     chunks.push(chunk);
     size += chunk.length;
-    const text = chunk.toString('latin1');
-    if (/\S[^\n]*\n/.test(Buffer.concat(chunks).toString('latin1')) && text.includes('\n')) break;
+    // A line end past some content (found in linear time: a feed's first line may be all of
+    // a minified JSON document, and a backtracking search over it took seconds).
+    if (chunk.includes(0x0a)) {
+      const seen = Buffer.concat(chunks).toString('latin1');
+      const content = seen.search(/\S/);
+      if (content >= 0 && seen.indexOf('\n', content) >= 0) break;
+    }
   }
   const headBuffer = Buffer.concat(chunks);
   const head = new StringDecoder('utf8').write(headBuffer);

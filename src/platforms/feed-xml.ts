@@ -5,6 +5,7 @@ import {
   columnKey,
   FeedFormatError,
   isObject,
+  MAX_FIELD_BYTES,
   MAX_ITEM_CHARS,
   sizeText,
   type FieldValue,
@@ -53,6 +54,7 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
   let ended = false;
   /** The end tag of an item being skipped (it is over the cap), or null. */
   let skipTo: string | null = null;
+  let refusal = '';
   const source = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
     if (skipTo !== null) {
@@ -60,7 +62,7 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
       if (typeof end === 'number') {
         skipTo = null;
         from = end;
-        yield { kind: 'bad', position, reason: `the item is over ${sizeText(MAX_ITEM_CHARS)}` };
+        yield { kind: 'bad', position, reason: refusal };
         continue;
       }
       // Nothing before a possible start of the end tag is needed again.
@@ -111,12 +113,19 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
       if (match) root = match[2]!.endsWith('/') ? '' : match[1]!;
     }
     if (buffer.length > 65536 && buffer.search(ITEM_START_ANY) < 0) buffer = buffer.slice(-256);
-    if (buffer.length > MAX_ITEM_CHARS) {
-      // One item holds it all: let it go, and skip to its end.
+    // An item not whole yet, too long, or with a text too long: let go, and skipped to its end.
+    const over =
+      buffer.length > MAX_ITEM_CHARS
+        ? `the item is over ${sizeText(MAX_ITEM_CHARS)}`
+        : textRunOf(buffer) > MAX_FIELD_BYTES
+          ? `a text is over ${sizeText(MAX_FIELD_BYTES)}`
+          : undefined;
+    if (over !== undefined) {
       const start = ITEM_START_ANY.exec(buffer);
       if (!start) throw new FeedFormatError(`the XML has a part over ${sizeText(MAX_ITEM_CHARS)}`);
       position++;
       skipTo = `</${start[1]!}`;
+      refusal = over;
       buffer = buffer.slice(-skipTo.length - 1);
     }
   }
@@ -132,6 +141,11 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
     throw new FeedFormatError('the XML has no <item> or <entry> elements');
   if (root && !new RegExp(`</${escapeRegExp(root)}\\s*>`).test(buffer.slice(from)))
     throw new FeedFormatError(`the XML ends before its </${root}> end tag: the feed is cut short`);
+}
+
+/** The length of the text at the end of `buffer` since its last markup (`<` or `>`). */
+function textRunOf(buffer: string): number {
+  return buffer.length - 1 - Math.max(buffer.lastIndexOf('<'), buffer.lastIndexOf('>'));
 }
 
 /**

@@ -196,7 +196,9 @@ function gunzipped(body: Readable, maxBytes: number): Readable {
 
 /** The records of a 200 answer, with the format they were read as. */
 async function openRecords(res: HttpResponse, settings: FeedSettings) {
-  let { head, bytes, body } = await peekStream(res.body);
+  const peeked = await peekStream(res.body);
+  const { bytes } = peeked;
+  let { head, body } = peeked;
   let path = new URL(res.url).pathname;
   let contentType = res.headers['content-type'];
   if (isGzip(bytes)) {

@@ -259,7 +259,10 @@ t.test('timeouts: no headers in time, or a body that stalls', async (t) => {
   server.stall('/stall.csv', 100);
   const res = await http.request({ url: server.url('/stall.csv'), timeoutMs: 50 });
   t.equal(res.status, 200);
-  await t.rejects(res.text(), { code: 'timeout', message: 'the answer stalled: no byte for 0.05 s' });
+  await t.rejects(res.text(), {
+    code: 'timeout',
+    message: 'the answer stalled: no byte for 0.05 s',
+  });
 });
 
 t.test('network errors are retried; a stop aborts at once', async (t) => {
