@@ -12,6 +12,7 @@ import { syncBenchmark } from './sync.js';
 import { platformSourcesBenchmark } from './platform-sources.js';
 import { feedSourceBenchmark } from './feed-source.js';
 import { storeCopyBenchmark } from './store-copy.js';
+import { feedHostileBenchmark } from './feed-hostile.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -30,4 +31,5 @@ export const benchmarks: Record<string, Benchmark> = {
   sources: platformSourcesBenchmark,
   'feed-source': feedSourceBenchmark,
   'store-copy': storeCopyBenchmark,
+  'feed-hostile': feedHostileBenchmark,
 };

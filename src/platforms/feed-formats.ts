@@ -311,41 +311,77 @@ export class DelimitedRecordGuard extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     /** Where the bytes of this chunk not yet passed on (nor dropped) begin. */
+    let emitFrom = 0;
+    /** Where the record being read begins in this chunk (0: before it). */
     let from = 0;
     const out: Buffer[] = [];
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i]!;
+    const length = chunk.length;
+    // Native searches (indexOf) over the bytes, not a loop over each: a 200 MB value costs
+    // a few memchr passes, not 200 million steps of JavaScript.
+    let i = 0;
+    /** The next quote at or after `i` (-1: none left in the chunk), found once per quote. */
+    let quoteAt = chunk.indexOf(0x22);
+    const quoteFrom = (at: number) => {
+      if (quoteAt >= 0 && quoteAt < at) quoteAt = chunk.indexOf(0x22, at);
+      return quoteAt;
+    };
+    while (i < length) {
       if (this.quotePending) {
         this.quotePending = false;
         // `""` inside a quoted value is a quote; any other byte follows the value's end.
-        if (c === 0x22) continue;
+        if (chunk[i] === 0x22) {
+          i++;
+          continue;
+        }
         this.inQuote = false;
       }
       if (this.inQuote) {
-        if (c === 0x22) this.quotePending = true;
-        else if (c === 0x0a) this.recordLineEnds++;
+        const quote = quoteFrom(i);
+        const stop = quote < 0 ? length : quote;
+        this.recordLineEnds += countLineEnds(chunk, i, stop);
+        if (quote < 0) break;
+        this.quotePending = true;
+        i = quote + 1;
         continue;
       }
-      if (c === 0x22 && this.atFieldStart) {
+      const lineEnd = chunk.indexOf(0x0a, i);
+      const stop = lineEnd < 0 ? length : lineEnd;
+      // A quote opens a value only at the value's start (after a delimiter, or the record's).
+      let opens = -1;
+      for (let q = quoteFrom(i); q >= 0 && q < stop; q = quoteFrom(q + 1)) {
+        if (q === i ? this.atFieldStart : chunk[q - 1] === this.delimiter) {
+          opens = q;
+          break;
+        }
+      }
+      if (opens >= 0) {
         this.inQuote = true;
         this.atFieldStart = false;
-      } else if (c === this.delimiter) this.atFieldStart = true;
-      else if (c === 0x0a) {
-        // The record ends here.
-        if (this.skipping) {
-          out.push(Buffer.alloc(this.recordLineEnds + 1, 0x0a));
-          this.skipping = false;
-        } else {
-          out.push(...this.held, chunk.subarray(from, i + 1));
-        }
+        i = opens + 1;
+        continue;
+      }
+      if (lineEnd < 0) {
+        if (length > i) this.atFieldStart = chunk[length - 1] === this.delimiter;
+        break;
+      }
+      // The record ends here. Whole records go on in one piece per chunk.
+      if (this.skipping) {
+        out.push(Buffer.alloc(this.recordLineEnds + 1, 0x0a));
+        this.skipping = false;
+        emitFrom = lineEnd + 1;
+      } else if (this.held.length > 0) {
+        // Its start, held from earlier chunks, goes first; its rest is in this chunk's piece.
+        out.push(...this.held);
         this.held = [];
-        this.heldBytes = 0;
-        from = i + 1;
-        this.recordLine += this.recordLineEnds + 1;
-        this.recordLineEnds = 0;
-        this.atFieldStart = true;
-      } else if (c !== 0x0d) this.atFieldStart = false;
+      }
+      this.heldBytes = 0;
+      from = lineEnd + 1;
+      i = lineEnd + 1;
+      this.recordLine += this.recordLineEnds + 1;
+      this.recordLineEnds = 0;
+      this.atFieldStart = true;
     }
+    if (from > emitFrom) out.push(chunk.subarray(emitFrom, from));
     if (!this.skipping) {
       const rest = chunk.subarray(from);
       if (this.heldBytes + rest.length > this.max) {
@@ -382,6 +418,14 @@ export class DelimitedRecordGuard extends Transform {
     } else for (const piece of this.held) this.push(piece);
     done();
   }
+}
+
+/** The line ends (LF) in `bytes` from `from` to `to`. */
+function countLineEnds(bytes: Buffer, from: number, to: number): number {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a, from); at >= 0 && at < to; at = bytes.indexOf(0x0a, at + 1))
+    count++;
+  return count;
 }
 
 /** A turn for the event loop's other work (timers, sockets: the API's requests). */
