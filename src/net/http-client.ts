@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { jsonNestsDeeperThan } from './json-depth.js';
 import { parseRetryAfter } from './retry-after.js';
 import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-guard.js';
 
@@ -92,6 +93,8 @@ export interface HttpClient {
 
 const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** The deepest JSON answer parsed (feeds keep their own, tighter bound per item). */
+const MAX_JSON_DEPTH = 256;
 /** The longest Retry-After honoured between attempts; longer asks fail the request. */
 const MAX_RETRY_WAIT_MS = 60_000;
 
@@ -269,6 +272,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           text,
           json: async () => {
             const body = await text();
+            // A platform's answers nest a dozen levels; far deeper is hostile, and would hold
+            // the event loop in JSON.parse.
+            if (jsonNestsDeeperThan(body, MAX_JSON_DEPTH))
+              throw new HttpError(
+                'bad_json',
+                `the answer nests deeper than ${MAX_JSON_DEPTH} levels`,
+                req.url,
+              );
             try {
               return JSON.parse(body) as unknown;
             } catch (err) {

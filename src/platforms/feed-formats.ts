@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable, Transform, pipeline, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { parse as parseCsv } from 'csv-parse';
+import { jsonNestsDeeperThan } from '../net/json-depth.js';
 import { readJson } from './feed-json.js';
 import {
   BOM,
@@ -9,7 +10,6 @@ import {
   FeedFormatError,
   isObject,
   jsonFields,
-  jsonNestsDeeperThan,
   MAX_FIELD_BYTES,
   MAX_ITEM_CHARS,
   MAX_JSON_DEPTH,

@@ -56,28 +56,6 @@ export function oversizedField(fields: RawFields): string | undefined {
   return undefined;
 }
 
-/**
- * True when JSON text nests deeper than `max` arrays and objects (JSON.parse is not asked to
- * build such a value: deep nesting costs it seconds and stack). Strings are skipped over.
- */
-export function jsonNestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // Skip the string: to the next quote not escaped.
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
 /** `g:price` -> `price`, `Image Link` -> `image_link`: one spelling for every dialect. */
 export function columnKey(name: string): string {
   // JSON and XML name every column of every record: the same few names, worked out once.
