@@ -13,6 +13,7 @@ import { platformSourcesBenchmark } from './platform-sources.js';
 import { feedSourceBenchmark } from './feed-source.js';
 import { storeCopyBenchmark } from './store-copy.js';
 import { soakBenchmark } from './soak.js';
+import { feedHostileBenchmark } from './feed-hostile.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -32,4 +33,5 @@ export const benchmarks: Record<string, Benchmark> = {
   'feed-source': feedSourceBenchmark,
   'store-copy': storeCopyBenchmark,
   soak: soakBenchmark,
+  'feed-hostile': feedHostileBenchmark,
 };

@@ -66,7 +66,12 @@ export interface StartOptions {
   /** Run integration syncs on SYNC_CRON (serve does; tests may, and call its tick()). */
   syncSchedule?: boolean | { intervalMs: number };
   /** What the integrations use in place of the real ones (tests: platform waits). */
-  integrations?: Partial<Pick<IntegrationEnv, 'sources' | 'sleep' | 'httpClient' | 'batchSize'>>;
+  integrations?: Partial<
+    Pick<
+      IntegrationEnv,
+      'sources' | 'sleep' | 'httpClient' | 'batchSize' | 'testTimeoutMs' | 'idleTimeoutMs'
+    >
+  >;
 }
 
 /**

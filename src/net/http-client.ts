@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { jsonNestsDeeperThan } from './json-depth.js';
 import { parseRetryAfter } from './retry-after.js';
 import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-guard.js';
 
@@ -24,6 +25,11 @@ export interface HttpRequest {
   maxBytes?: number;
   /** Retry on network errors, timeouts, 5xx and 429 (default: GET and HEAD only). */
   retry?: boolean;
+  /**
+   * Retry a timeout too (default true). A feed read sets false: a server silent for the whole
+   * idle timeout fails the run at once instead of holding it for every attempt.
+   */
+  retryTimeouts?: boolean;
   /** Attempts in all when retrying (default 4). */
   attempts?: number;
   /** Redirects followed, each hop checked again (default 5; 0 answers the 3xx as it is). */
@@ -77,6 +83,8 @@ export interface HttpClientOptions {
   trustedHosts?: readonly string[];
   /** The clock Retry-After dates are read against (default: the system clock). */
   now?: () => Date;
+  /** The idle timeout of requests that do not set `timeoutMs` (default 30 s). */
+  timeoutMs?: number;
 }
 
 export interface HttpClient {
@@ -85,6 +93,8 @@ export interface HttpClient {
 
 const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** The deepest JSON answer parsed (feeds keep their own, tighter bound per item). */
+const MAX_JSON_DEPTH = 256;
 /** The longest Retry-After honoured between attempts; longer asks fail the request. */
 const MAX_RETRY_WAIT_MS = 60_000;
 
@@ -125,6 +135,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       } catch (err) {
         if (!(err instanceof HttpError) || attempt >= attempts) throw err;
         if (err.code !== 'timeout' && err.code !== 'network') throw err;
+        if (err.code === 'timeout' && req.retryTimeouts === false) throw err;
         reason = err.message;
       }
       options.onRetry?.({ url: req.url, attempt, waitMs: Math.round(waitMs), reason });
@@ -180,7 +191,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       }
       if (options.signal?.aborted)
         return reject(new HttpError('aborted', 'stopped before the request was sent', req.url));
-      const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const timeoutMs = req.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
       const isHttps = url.protocol === 'https:';
       const headers: Record<string, string> = {
@@ -201,7 +212,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           new HttpError('timeout', `no answer within ${timeoutMs / 1000} s`, req.url),
         );
       });
-      request.on('error', (err: NodeJS.ErrnoException) => reject(toHttpError(err, req.url)));
+      request.on('error', (err: NodeJS.ErrnoException) =>
+        reject(toHttpError(err, req.url, options.signal)),
+      );
       request.on('response', (res) => {
         // From here the body's own timeout (below) applies, not the wait for the headers.
         request.setTimeout(0);
@@ -211,10 +224,21 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         capped.on('error', () => {});
         res.setTimeout(timeoutMs, () =>
           res.destroy(
-            new HttpError('timeout', `the answer stalled for ${timeoutMs / 1000} s`, req.url),
+            new HttpError(
+              'timeout',
+              `the answer stalled: no byte for ${timeoutMs / 1000} s`,
+              req.url,
+            ),
           ),
         );
-        res.on('error', (err: NodeJS.ErrnoException) => capped.destroy(toHttpError(err, req.url)));
+        res.on('error', (err: NodeJS.ErrnoException) =>
+          capped.destroy(toHttpError(err, req.url, options.signal)),
+        );
+        // Stopped while the body streams (a deadline, a shutdown): the reader learns why.
+        const onAbort = () =>
+          capped.destroy(toHttpError(new Error('aborted'), req.url, options.signal));
+        options.signal?.addEventListener('abort', onAbort, { once: true });
+        capped.once('close', () => options.signal?.removeEventListener('abort', onAbort));
         // A reader that stops early (destroys the body) closes the connection too, instead of
         // leaving the rest of the answer unread on a paused socket.
         capped.on('close', () => {
@@ -248,6 +272,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           text,
           json: async () => {
             const body = await text();
+            // A platform's answers nest a dozen levels; far deeper is hostile, and would hold
+            // the event loop in JSON.parse.
+            if (jsonNestsDeeperThan(body, MAX_JSON_DEPTH))
+              throw new HttpError(
+                'bad_json',
+                `the answer nests deeper than ${MAX_JSON_DEPTH} levels`,
+                req.url,
+              );
             try {
               return JSON.parse(body) as unknown;
             } catch (err) {
@@ -276,10 +308,17 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Request headers that carry credentials: dropped on a redirect to another origin. */
 const SENSITIVE = /^(authorization|proxy-authorization|cookie)$|token|secret|api-?key|signature/i;
 
-function toHttpError(err: NodeJS.ErrnoException, url: string): HttpError {
+function toHttpError(err: NodeJS.ErrnoException, url: string, signal?: AbortSignal): HttpError {
   if (err instanceof HttpError) return err;
-  if (err.name === 'AbortError')
-    return new HttpError('aborted', 'stopped while the request ran', url);
+  if (err.name === 'AbortError' || signal?.aborted) {
+    // A reason given in words (a run's deadline) says why; a bare abort says it stopped.
+    const reason: unknown = signal?.reason;
+    const words =
+      reason instanceof Error && reason.name !== 'AbortError' && reason.name !== 'TimeoutError'
+        ? reason.message
+        : 'stopped while the request ran';
+    return new HttpError('aborted', words, url);
+  }
   if (err.code === 'ETARGETREFUSED') return new HttpError('refused', err.message, url);
   const code = err.code ? ` (${err.code})` : '';
   return new HttpError('network', `${err.message}${code}`, url);

@@ -32,6 +32,30 @@ export class FeedFormatError extends Error {
 
 export const BOM = '\uFEFF';
 
+/**
+ * The bounds every reader keeps, whatever the feed holds (CONTRACT part 8): a field over
+ * MAX_FIELD_BYTES, an item over MAX_ITEM_CHARS or JSON nested deeper than MAX_JSON_DEPTH is
+ * refused alone (a `bad` record), and is skipped as it streams by, never held whole.
+ */
+export const MAX_FIELD_BYTES = 1024 * 1024;
+export const MAX_ITEM_CHARS = 8 * 1024 * 1024;
+export const MAX_JSON_DEPTH = 64;
+
+/** "1 MB": a byte count as a merchant reads it. */
+export function sizeText(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`;
+}
+
+/** The name of the first field over MAX_FIELD_BYTES (UTF-8), or undefined. */
+export function oversizedField(fields: RawFields): string | undefined {
+  const over = (text: string) =>
+    text.length > MAX_FIELD_BYTES / 3 && Buffer.byteLength(text) > MAX_FIELD_BYTES;
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === 'string' ? over(value) : value.some(over)) return name;
+  }
+  return undefined;
+}
+
 /** `g:price` -> `price`, `Image Link` -> `image_link`: one spelling for every dialect. */
 export function columnKey(name: string): string {
   // JSON and XML name every column of every record: the same few names, worked out once.

@@ -5,6 +5,9 @@ import {
   columnKey,
   FeedFormatError,
   isObject,
+  MAX_FIELD_BYTES,
+  MAX_ITEM_CHARS,
+  sizeText,
   type FieldValue,
   type RawFields,
   type RawRecord,
@@ -30,9 +33,15 @@ const xmlParser = new XMLParser({
 
 const ITEM_START = /<((?:[A-Za-z_][\w.-]*:)?(?:item|entry|product))(?=[\s/>])/g;
 const ITEM_START_ANY = /<((?:[A-Za-z_][\w.-]*:)?(?:item|entry|product))(?=[\s/>])/;
-/** The longest single item we hold (a product with a very long description is far less). */
-const MAX_XML_ITEM_CHARS = 8 * 1024 * 1024;
+/** The document's root element, after a declaration, comments, a doctype. */
+const ROOT =
+  /^\uFEFF?(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)*<([A-Za-z_][\w.:-]*)([^>]*)>/;
 
+/**
+ * The items of an XML feed, one at a time. An item over MAX_ITEM_CHARS is let go as it
+ * streams in, skipped to its end tag and refused alone. The document must end: a file that
+ * stops inside an item, or without its root's end tag (`</rss>`), was cut short and fails.
+ */
 export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
   const decoder = new StringDecoder('utf8');
   let buffer = '';
@@ -40,24 +49,41 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
   let from = 0;
   let position = 0;
   let sawRoot = false;
+  /** The root element's name, once seen (`rss`, `feed`); '' when it closes itself. */
+  let root: string | undefined;
   let ended = false;
+  /** The end tag of an item being skipped (it is over the cap), or null. */
+  let skipTo: string | null = null;
+  let refusal = '';
   const source = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
-    const cut = cutXmlItem(buffer, from);
-    if (cut) {
-      from = cut.end;
-      position++;
-      if (cut.text === null) continue;
-      let parsed: unknown;
-      try {
-        parsed = xmlParser.parse(cut.text, true);
-      } catch (err) {
-        yield { kind: 'bad', position, reason: `not well-formed XML: ${errorText(err)}` };
+    if (skipTo !== null) {
+      const end = endTagOf(buffer, from, skipTo);
+      if (typeof end === 'number') {
+        skipTo = null;
+        from = end;
+        yield { kind: 'bad', position, reason: refusal };
         continue;
       }
-      const item = isObject(parsed) ? parsed[cut.tag] : undefined;
-      yield { kind: 'record', position, fields: xmlFields(item) };
-      continue;
+      // Nothing before a possible start of the end tag is needed again.
+      from = end.keepFrom;
+    } else {
+      const cut = cutXmlItem(buffer, from);
+      if (cut) {
+        from = cut.end;
+        position++;
+        if (cut.text === null) continue;
+        let parsed: unknown;
+        try {
+          parsed = xmlParser.parse(cut.text, true);
+        } catch (err) {
+          yield { kind: 'bad', position, reason: `not well-formed XML: ${errorText(err)}` };
+          continue;
+        }
+        const item = isObject(parsed) ? parsed[cut.tag] : undefined;
+        yield { kind: 'record', position, fields: xmlFields(item) };
+        continue;
+      }
     }
     if (ended) break;
     const next = await source.next();
@@ -73,17 +99,76 @@ export async function* readXml(body: Readable): AsyncGenerator<RawRecord> {
       )
         throw new FeedFormatError('the feed is not XML');
     }
+    if (skipTo !== null) {
+      buffer = buffer.slice(from) + text;
+      from = 0;
+      continue;
+    }
     // Drop what is read; keep the tail of a channel head that holds no item yet, in case a
     // start tag is cut between two chunks.
     buffer = buffer.slice(from) + text;
     from = 0;
+    if (root === undefined) {
+      const match = ROOT.exec(buffer);
+      if (match) root = match[2]!.endsWith('/') ? '' : match[1]!;
+    }
     if (buffer.length > 65536 && buffer.search(ITEM_START_ANY) < 0) buffer = buffer.slice(-256);
-    if (buffer.length > MAX_XML_ITEM_CHARS)
-      throw new FeedFormatError(`an XML item is over ${MAX_XML_ITEM_CHARS} characters`);
+    // An item not whole yet, too long, or with a text too long: let go, and skipped to its end.
+    const over =
+      buffer.length > MAX_ITEM_CHARS
+        ? `the item is over ${sizeText(MAX_ITEM_CHARS)}`
+        : textRunOf(buffer) > MAX_FIELD_BYTES
+          ? `a text is over ${sizeText(MAX_FIELD_BYTES)}`
+          : undefined;
+    if (over !== undefined) {
+      const start = ITEM_START_ANY.exec(buffer);
+      if (!start) throw new FeedFormatError(`the XML has a part over ${sizeText(MAX_ITEM_CHARS)}`);
+      position++;
+      skipTo = `</${start[1]!}`;
+      refusal = over;
+      buffer = buffer.slice(-skipTo.length - 1);
+    }
   }
   if (!sawRoot) throw new FeedFormatError('the feed is empty');
+  if (skipTo !== null || ITEM_START_ANY.test(buffer.slice(from))) {
+    const tag = skipTo?.slice(2) ?? ITEM_START_ANY.exec(buffer.slice(from))![1]!;
+    throw new FeedFormatError(
+      `the XML ends inside item ${skipTo !== null ? position : position + 1} ` +
+        `(its <${tag}> never closes): the feed is cut short`,
+    );
+  }
   if (position === 0 && buffer.trim() !== '' && !/<(?:rss|feed|channel)[\s>]/.test(buffer))
     throw new FeedFormatError('the XML has no <item> or <entry> elements');
+  if (root && !new RegExp(`</${escapeRegExp(root)}\\s*>`).test(buffer.slice(from)))
+    throw new FeedFormatError(`the XML ends before its </${root}> end tag: the feed is cut short`);
+}
+
+/** The length of the text at the end of `buffer` since its last markup (`<` or `>`). */
+function textRunOf(buffer: string): number {
+  return buffer.length - 1 - Math.max(buffer.lastIndexOf('<'), buffer.lastIndexOf('>'));
+}
+
+/**
+ * Where the end tag `close` (`</item`) ends in `text` from `from` (the index after its `>`),
+ * or, while it has not come yet, from where it still may begin.
+ */
+function endTagOf(text: string, from: number, close: string): number | { keepFrom: number } {
+  let at = from;
+  for (;;) {
+    const found = text.indexOf(close, at);
+    if (found < 0) return { keepFrom: Math.max(from, text.length - close.length) };
+    const after = text[found + close.length];
+    if (after === undefined) return { keepFrom: found };
+    if (after === '>' || /\s/.test(after)) {
+      const gt = text.indexOf('>', found);
+      return gt < 0 ? { keepFrom: found } : gt + 1;
+    }
+    at = found + 1;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function errorText(err: unknown): string {

@@ -1,3 +1,5 @@
+import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { HttpError, type HttpResponse } from '../net/http-client.js';
 import {
   SourceError,
@@ -23,14 +25,17 @@ import {
  * ETag and Last-Modified of the last good read are sent back (If-None-Match,
  * If-Modified-Since), and a 304 yields `not_modified` alone.
  *
- * Settings: `url` (required), `max_bytes` (the size cap, default 200 MB), `format` (csv,
- * tsv, json, ndjson or xml, when sniffing should not decide), `timeout_ms` (the longest
- * silence, default 60 s). Credentials (optional): `{username, password}` for HTTP Basic, or
- * `{token}` for a bearer token.
+ * Settings: `url` (required), `max_bytes` (the size cap, default 200 MB; a gzip body is held
+ * to it both packed and unpacked), `format` (csv, tsv, json, ndjson or xml, when sniffing
+ * should not decide), `timeout_ms` (the longest silence, default the server's idle timeout,
+ * 30 s; a silent server is not asked again). Credentials (optional): `{username, password}`
+ * for HTTP Basic, or `{token}` for a bearer token.
+ *
+ * A gzip body (by its first bytes, whatever the headers say) is unpacked as it streams; one
+ * that ends early fails the run, like every other feed cut short (feed-formats.ts).
  */
 
 export const DEFAULT_FEED_MAX_BYTES = 200 * 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 60_000;
 const ACCEPT =
   'text/csv, text/tab-separated-values, application/json, application/x-ndjson, ' +
   'application/xml;q=0.9, application/rss+xml;q=0.9, application/atom+xml;q=0.9, */*;q=0.5';
@@ -39,7 +44,8 @@ export interface FeedSettings {
   url: string;
   maxBytes: number;
   format: FeedFormat | undefined;
-  timeoutMs: number;
+  /** Undefined: the HTTP client's idle timeout (IntegrationEnv.idleTimeoutMs, 30 s). */
+  timeoutMs: number | undefined;
 }
 
 /** The saved state of a feed: the validators of the last good read, for that URL. */
@@ -63,8 +69,11 @@ export function readFeedSettings(settings: Readonly<Record<string, unknown>>): F
   const format = settings.format;
   if (format !== undefined && !isFeedFormat(format))
     throw new SourceError('settings.format must be csv, tsv, json, ndjson or xml', 'invalid');
-  const timeoutMs = settings.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-  if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+  const timeoutMs = settings.timeout_ms;
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+  )
     throw new SourceError('settings.timeout_ms must be a whole number of milliseconds', 'invalid');
   return { url: url.trim(), maxBytes, format, timeoutMs };
 }
@@ -100,6 +109,17 @@ export function toSourceError(err: unknown, settings?: FeedSettings): unknown {
   if (err instanceof FeedFormatError)
     return new SourceError(`the feed cannot be read: ${err.message}`, 'invalid');
   const code = (err as { code?: unknown } | null)?.code;
+  // zlib: Z_BUF_ERROR is a stream that ends before its end; the others, damaged data.
+  if (code === 'Z_BUF_ERROR')
+    return new SourceError(
+      'the feed cannot be read: the gzip data ends early: the feed is cut short',
+      'invalid',
+    );
+  if (typeof code === 'string' && code.startsWith('Z_'))
+    return new SourceError(
+      `the feed cannot be read: the gzip data is damaged (${(err as Error).message})`,
+      'invalid',
+    );
   if (typeof code === 'string' && code.startsWith('CSV_'))
     return new SourceError(`the feed cannot be read as CSV: ${(err as Error).message}`, 'invalid');
   return err;
@@ -129,22 +149,64 @@ async function fetchFeed(
       url: settings.url,
       headers,
       maxBytes: settings.maxBytes,
-      timeoutMs: settings.timeoutMs,
+      ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+      retryTimeouts: false,
     });
   } catch (err) {
-    throw toSourceError(err, settings);
+    throw runFailure(ctx, err, settings);
   }
+}
+
+/** Why the run stopped (its deadline, said in words), else the failure in a merchant's words. */
+function runFailure(ctx: SourceContext, err: unknown, settings?: FeedSettings): unknown {
+  const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : undefined;
+  if (reason instanceof SourceError) return reason;
+  return toSourceError(err, settings);
+}
+
+/** The first bytes of gzip data (RFC 1952). */
+function isGzip(bytes: Buffer): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** Passes bytes until `max`, then fails: what a gzip body unpacks to is held to the cap too. */
+class UnpackedCap extends Transform {
+  private seen = 0;
+  constructor(private readonly max: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.max)
+      return done(
+        new FeedFormatError(
+          `the gzip data unpacks to more than the ${this.max}-byte cap ` +
+            '(raise settings.max_bytes to read it)',
+        ),
+      );
+    done(null, chunk);
+  }
+}
+
+function gunzipped(body: Readable, maxBytes: number): Readable {
+  const cap = new UnpackedCap(maxBytes);
+  pipeline(body, createGunzip(), cap, () => {});
+  return cap;
 }
 
 /** The records of a 200 answer, with the format they were read as. */
 async function openRecords(res: HttpResponse, settings: FeedSettings) {
-  const { head, body } = await peekStream(res.body);
-  const format =
-    settings.format ??
-    sniffFormat(head, {
-      contentType: res.headers['content-type'],
-      path: new URL(res.url).pathname,
-    });
+  const peeked = await peekStream(res.body);
+  const { bytes } = peeked;
+  let { head, body } = peeked;
+  let path = new URL(res.url).pathname;
+  let contentType = res.headers['content-type'];
+  if (isGzip(bytes)) {
+    ({ head, body } = await peekStream(gunzipped(body, settings.maxBytes)));
+    path = path.replace(/\.gz$/i, '');
+    if (/gzip/i.test(contentType ?? '')) contentType = undefined;
+  }
+  const format = settings.format ?? sniffFormat(head, { contentType, path });
   return { format, body, records: readRecords(body, format) };
 }
 
@@ -178,7 +240,7 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
     const { records, body } = await openRecords(res, settings);
     try {
       for await (const record of records) {
-        if (ctx.signal.aborted) throw new SourceError('the sync was stopped', 'unavailable');
+        if (ctx.signal.aborted) throw runFailure(ctx, new SourceError('the sync was stopped'));
         if (record.kind === 'bad') {
           yield {
             kind: 'error',
@@ -208,7 +270,7 @@ async function* items(ctx: SourceContext): AsyncGenerator<SourceItem> {
       body.destroy();
     }
   } catch (err) {
-    throw toSourceError(err, settings);
+    throw runFailure(ctx, err, settings);
   }
 }
 
@@ -276,7 +338,7 @@ async function test(ctx: SourceContext): Promise<SourceTestResult> {
       body.destroy();
     }
   } catch (err) {
-    const failure = toSourceError(err, settings);
+    const failure = runFailure(ctx, err, settings);
     return { ok: false, message: failure instanceof Error ? failure.message : String(failure) };
   }
 }

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { startTestServer } from '../support/server.js';
@@ -416,5 +418,83 @@ t.test(
       ).status,
       404,
     );
+  },
+);
+
+t.test(
+  'test answers within its deadline against a feed that never answers or stalls mid-body',
+  async (t) => {
+    const feeds = await startFeedServer(t);
+    feeds.hang('/hang.csv');
+    feeds.set('/stall.csv', 'id,title,price\n' + 'x,Thing,1.00 USD\n'.repeat(100));
+    // The header line never comes whole: the first item cannot be read.
+    feeds.stall('/stall.csv', 10);
+    // 15 s in production; the idle timeout (30 s) is left as it is, so only the deadline ends it.
+    const server = await startTestServer(t, PRIVATE, { integrations: { testTimeoutMs: 400 } });
+    for (const path of ['/hang.csv', '/stall.csv']) {
+      const created = await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings: { url: feeds.url(path) } },
+      });
+      t.equal(created.status, 201, created.text);
+      const started = Date.now();
+      const test = await server.request('POST', `/v1/integrations/${created.body.id}/test`);
+      const took = Date.now() - started;
+      t.equal(test.status, 200, path);
+      t.match(test.body, {
+        status: 'failure',
+        message: 'the platform did not answer in full within 0.4 s: it is too slow, or stalled',
+        details: { connection_status: 'error' },
+      });
+      t.ok(took < 10_000, `${path}: answered in ${took} ms`);
+    }
+  },
+);
+
+t.test(
+  'a sync fails after the idle timeout (no byte) and at its total deadline (settings.timeout_s)',
+  async (t) => {
+    const feeds = await startFeedServer(t);
+    feeds.hang('/hang.jsonl');
+    feeds.set('/stall.jsonl', jsonl([feedProduct('A1'), feedProduct('A2')]));
+    feeds.stall('/stall.jsonl', 10);
+    // A server that sends a product every 50 ms, forever: never idle, never done.
+    const drip = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      let n = 0;
+      const timer = setInterval(() => res.write(jsonl([feedProduct(`D${++n}`)])), 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => drip.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      drip.closeAllConnections();
+      return new Promise<void>((resolve) => drip.close(() => resolve()));
+    });
+    const dripUrl = `http://127.0.0.1:${(drip.address() as AddressInfo).port}/drip.jsonl`;
+    // 30 s in production.
+    const server = await startTestServer(t, PRIVATE, { integrations: { idleTimeoutMs: 300 } });
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ url: feeds.url('/hang.jsonl') }, /^the feed could not be read: no answer within 0\.3 s$/],
+      [
+        { url: feeds.url('/stall.jsonl') },
+        /^the feed could not be read: the answer stalled: no byte for 0\.3 s$/,
+      ],
+      [
+        { url: dripUrl, timeout_s: 1 },
+        /^the sync ran past its time limit of 1 s \(settings\.timeout_s\) and was stopped$/,
+      ],
+    ];
+    for (const [settings, error] of cases) {
+      const created = await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings },
+      });
+      t.equal(created.status, 201, created.text);
+      const started = Date.now();
+      const run = await syncAndWait(server, created.body.id as string);
+      const took = Date.now() - started;
+      t.match(run, { status: 'failed', error }, String(settings.url));
+      t.ok(took < 10_000, `ended in ${took} ms`);
+    }
+    t.equal(feeds.count('/hang.jsonl'), 1, 'a silent server is not asked again');
+    t.equal(feeds.count('/stall.jsonl'), 1);
   },
 );

@@ -32,6 +32,18 @@ t.test('a plain GET: status, lower-case headers, body, final URL', async (t) => 
   server.set('/bad.json', 'not json');
   const bad = await http.request({ url: server.url('/bad.json') });
   await t.rejects(bad.json(), { name: 'HttpError', code: 'bad_json' });
+  // A hostile platform's answer nested 100,000 deep is refused before JSON.parse sees it.
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+  server.set('/deep.json', `{"data":${nested(100_000)}}`);
+  const deep = await http.request({ url: server.url('/deep.json') });
+  await t.rejects(deep.json(), {
+    name: 'HttpError',
+    code: 'bad_json',
+    message: 'the answer nests deeper than 256 levels',
+  });
+  server.set('/deepest.json', `{"data":${nested(255)}, "s": "[[[["}`);
+  const deepest = await http.request({ url: server.url('/deepest.json') });
+  t.ok(await deepest.json(), '256 levels are read (brackets inside strings do not count)');
 });
 
 t.test('private targets are refused, on the first hop and on every redirect', async (t) => {
@@ -259,7 +271,10 @@ t.test('timeouts: no headers in time, or a body that stalls', async (t) => {
   server.stall('/stall.csv', 100);
   const res = await http.request({ url: server.url('/stall.csv'), timeoutMs: 50 });
   t.equal(res.status, 200);
-  await t.rejects(res.text(), { code: 'timeout', message: 'the answer stalled for 0.05 s' });
+  await t.rejects(res.text(), {
+    code: 'timeout',
+    message: 'the answer stalled: no byte for 0.05 s',
+  });
 });
 
 t.test('network errors are retried; a stop aborts at once', async (t) => {

@@ -83,12 +83,30 @@ t.test('JsonArrayScanner cuts out the elements of the product array only', async
   t.same(scan('{"items":[]}'), []);
   t.same(scan('{"data":[{"a":"\\u005b"}]}'), ['{"a":"\\u005b"}']);
   t.throws(() => scan('{"hello":"world"}'), { message: /holds no list of products/ });
-  t.throws(() => scan('[{"a":1}'), { message: 'the JSON ends early' });
+  t.throws(() => scan('[{"a":1}'), {
+    message:
+      'the JSON ends inside the list of products, after 1 item(s): the feed is cut short (the list never closes)',
+  });
+  t.throws(() => scan('{"products":[{"a":1},'), {
+    message: /ends inside the list of products, after 1 item\(s\): the feed is cut short/,
+  });
+  t.throws(() => scan('{"products":[{"a":1}], "more": {'), {
+    message: 'the JSON ends early: the feed is cut short',
+  });
   t.throws(() => scan('[1]]'), { message: /closes more than it opens|goes on after its end/ });
   t.throws(() => scan('[1] [2]'), { message: 'the JSON goes on after its end' });
   t.throws(() => scan(''), { message: 'the feed is empty' });
-  const small = new JsonArrayScanner(10);
-  t.throws(() => small.push('[{"a":"' + 'x'.repeat(20)), { message: /an item is over 10/ });
+  // Over a limit, an element is refused alone (and not held); the next one reads.
+  const small = new JsonArrayScanner({ maxElementChars: 30, maxStringChars: 10, maxDepth: 3 });
+  t.same(small.push('[{"a":"' + 'x'.repeat(20)), []);
+  t.same(small.push('"}, {"a":[[1]]}, {"a":[[[1]]]}, {"b":1,"c":2,"d":3,"e":4,"f":5,"g":6}, 7]'), [
+    { refused: 'a text is over 10 bytes' },
+    '{"a":[[1]]}',
+    { refused: 'the JSON nests deeper than 3 levels' },
+    { refused: 'the item is over 30 bytes' },
+    '7',
+  ]);
+  small.finish();
 });
 
 t.test('a bad element, line or item fails alone', async (t) => {

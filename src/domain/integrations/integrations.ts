@@ -16,7 +16,13 @@ import { AppError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import { presentPagination } from '../pagination.js';
-import { encryptCredentials, openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
+import {
+  encryptCredentials,
+  openSourceContext,
+  sourceOf,
+  testSignal,
+  type IntegrationEnv,
+} from './runtime.js';
 import {
   CREDENTIAL_KEYS,
   type Integration,
@@ -241,7 +247,7 @@ export async function testIntegration(
       targetsOf(row.platform, row.shop_domain, JSON.parse(row.settings) as Record<string, unknown>),
       env.allowPrivate,
     );
-    const { ctx } = openSourceContext(env, row, signal);
+    const { ctx } = openSourceContext(env, row, testSignal(env, signal));
     ({ ok, message } = await sourceOf(env, row.platform).test(ctx));
   } catch (err) {
     ok = false;

@@ -6,7 +6,7 @@ import { updateIntegrationRow } from '../../db/queries/integrations.js';
 import { createHttpClient, type HttpClient } from '../../net/http-client.js';
 import { VERSION } from '../../version.js';
 import type { SecretBox } from './secret-box.js';
-import type { IntegrationSource, SourceContext } from './source.js';
+import { SourceError, type IntegrationSource, type SourceContext } from './source.js';
 import type { Platform } from './schemas.js';
 
 /** The platform sources by name (src/platforms/index.ts holds the real ones). */
@@ -33,6 +33,52 @@ export interface IntegrationEnv {
   batchSize?: number;
   /** An HTTP client of the tests' choosing (retry waits), else a guarded one per run. */
   httpClient?: (signal: AbortSignal) => HttpClient;
+  /** The longest `POST /integrations/:id/test` reads the platform (default 15 s). */
+  testTimeoutMs?: number;
+  /** The longest silence of a platform's answer before the read fails (default 30 s). */
+  idleTimeoutMs?: number;
+}
+
+export const DEFAULT_TEST_TIMEOUT_MS = 15_000;
+export const DEFAULT_SYNC_TIMEOUT_S = 600;
+
+/**
+ * `signal`, also aborted after `ms` with a SourceError that says so: every request and wait of
+ * the run stops, and the run's failure reads `message`.
+ */
+function withDeadline(signal: AbortSignal, ms: number, message: string): AbortSignal {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new SourceError(message, 'unavailable')), ms);
+  timer.unref();
+  signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  return AbortSignal.any([signal, deadline.signal]);
+}
+
+/** A sync's signal: its total deadline is `settings.timeout_s` (default 600 s). */
+export function syncSignal(
+  signal: AbortSignal,
+  settings: Readonly<Record<string, unknown>>,
+): AbortSignal {
+  const given = settings.timeout_s;
+  const seconds =
+    typeof given === 'number' && Number.isFinite(given) && given > 0
+      ? given
+      : DEFAULT_SYNC_TIMEOUT_S;
+  return withDeadline(
+    signal,
+    seconds * 1000,
+    `the sync ran past its time limit of ${seconds} s (settings.timeout_s) and was stopped`,
+  );
+}
+
+/** A test's signal: it answers within `env.testTimeoutMs` (default 15 s) whatever the platform does. */
+export function testSignal(env: IntegrationEnv, signal: AbortSignal): AbortSignal {
+  const ms = env.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS;
+  return withDeadline(
+    signal,
+    ms,
+    `the platform did not answer in full within ${ms / 1000} s: it is too slow, or stalled`,
+  );
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal) =>
@@ -82,6 +128,7 @@ export function openSourceContext(
       signal,
       sleep,
       userAgent: `agentshelf/${VERSION}`,
+      ...(env.idleTimeoutMs !== undefined ? { timeoutMs: env.idleTimeoutMs } : {}),
       onRetry: (info) =>
         logger.warn(
           { url: info.url, attempt: info.attempt, waitMs: info.waitMs, reason: info.reason },

@@ -18,7 +18,7 @@ import { recordEvent } from '../events.js';
 import { applyItems, deactivateUnseen, newCounts, type SyncCounts } from './apply.js';
 import { failureMessage, presentIntegration, presentSyncRun } from './present.js';
 import { guardTargets, targetsOf } from './targets.js';
-import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
+import { openSourceContext, sourceOf, syncSignal, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';
 import { processIsGone } from '../../runtime/process.js';
@@ -225,7 +225,7 @@ async function readAndWrite(
     env.allowPrivate,
   );
   const source = sourceOf(env, integration.platform);
-  const { ctx, newState } = openSourceContext(env, integration, signal);
+  const { ctx, newState } = openSourceContext(env, integration, syncSignal(signal, settings));
   const batchSize = env.batchSize ?? DEFAULT_BATCH;
   const seen = new Set<string>();
   let total = 0;
