@@ -29,7 +29,8 @@ t.test(
     ];
     feeds.set('/products.jsonl', jsonl(lines));
     const created = await server.request('POST', '/v1/integrations', {
-      body: { platform: 'feed', settings: { url: feeds.url('/products.jsonl') } },
+      // The removal below makes one of three products inactive: allowed here.
+      body: { platform: 'feed', settings: { url: feeds.url('/products.jsonl'), max_drop: 0.5 } },
     });
     t.equal(created.status, 201, created.text);
     const id = created.body.id as string;
