@@ -6,6 +6,8 @@ import { startFeedServer } from '../support/feed-server.js';
 import { eventsAfter, feedProduct, jsonl, lastEventSeq } from '../support/integrations.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { INTERRUPTED } from '../../src/domain/integrations/sync.js';
+import { FEED_SETTING_FORMATS } from '../../src/domain/integrations/schemas.js';
+import { FEED_FORMATS } from '../../src/platforms/feed-records.js';
 
 /**
  * Issue 20: a sync never wipes or half-changes the catalogue. Each finding replayed: an empty
@@ -510,4 +512,8 @@ t.test('a sync SIGKILLed mid-run changes nothing; the next process recovers the 
   feeds.heal('/p.jsonl');
   const done = await sync(server, id, { force: false });
   t.match(done, { status: 'succeeded', fetched: 20, created: 10, updated: 10 });
+});
+
+t.test('settings.format takes every format the feed reader reads, and only those', async (t) => {
+  t.same([...FEED_SETTING_FORMATS].sort(), [...FEED_FORMATS].sort());
 });
