@@ -47,7 +47,13 @@ t.test(
     feeds.set('/p.jsonl', jsonl(['P1', 'P2', 'P3', 'P4', 'P5'].map((id) => feedProduct(id))));
     let server = await startTestServer(t, PRIVATE);
     const dir = server.dir;
-    const env = { DATA_DIR: dir, ...PRIVATE, SYNC_BATCH_SIZE: '2' };
+    const env = {
+      DATA_DIR: dir,
+      ...PRIVATE,
+      SYNC_BATCH_SIZE: '2',
+      // The same store as the server's (a PostgreSQL database with AGENTSHELF_TEST_STORE).
+      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+    };
     const id = (
       await server.request('POST', '/v1/integrations', {
         body: { platform: 'feed', settings: { url: feeds.url('/p.jsonl') } },
