@@ -195,11 +195,30 @@ t.test('a drop over max_drop is held, then a forced sync applies it', async (t) 
   t.equal(put.status, 200, put.text);
   feeds.set('/p.jsonl', jsonl(next.slice(0, 5)));
   t.match(await sync(server, id), { status: 'held', deactivated: 1 });
+
+  // The CLI: held again (exit 4), then `--force` applies it (exit 0).
+  const env = {
+    DATA_DIR: server.dir,
+    ...PRIVATE,
+    ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+  };
+  const cliHeld = await runCliAsync(['integrations', 'sync', id, '--json'], env);
+  t.equal(cliHeld.status, 4, cliHeld.stderr);
+  t.match(JSON.parse(cliHeld.stdout), { status: 'held', trigger: 'cli', deactivated: 1 });
+  const cliForced = await runCliAsync(['integrations', 'sync', id, '--force', '--json'], env);
+  t.equal(cliForced.status, 0, cliForced.stderr);
+  t.match(JSON.parse(cliForced.stdout), {
+    status: 'succeeded',
+    trigger: 'cli (force)',
+    deactivated: 1,
+  });
+  t.equal((await catalogue(server))['Product N1']!.status, 'inactive');
+
   await server.request('PUT', `/v1/integrations/${id}`, {
     body: { settings: { url: feeds.url('/p.jsonl'), max_drop: 1 } },
   });
   feeds.set('/p.jsonl', jsonl(next.slice(0, 1)));
-  t.match(await sync(server, id), { status: 'succeeded', deactivated: 5 });
+  t.match(await sync(server, id), { status: 'succeeded', deactivated: 4 });
 });
 
 t.test(
