@@ -20,17 +20,21 @@ Platform integrations (Shopify, WooCommerce, feed URLs). Connect one with the AP
 
   integrations list [--json]
       Lists integrations: id, platform, shop domain, status, products, last sync, last error.
-  integrations sync ID [--json]
+  integrations sync ID [--force] [--json]
       Runs one sync of the integration now and waits for it (a progress line on a terminal).
-      Exits 0 when it succeeded, 1 when it failed, 3 when a sync of it already runs (here or
-      in serve), 130 when interrupted (the run is recorded as failed; the next one starts over).
+      A sync is all or nothing: a failed one changes no product. One that read no item, or
+      would make more than settings.max_drop (default 0.2) of the active products inactive,
+      is held and changes nothing; --force applies it regardless.
+      Exits 0 when it succeeded, 1 when it failed, 4 when it was held, 3 when a sync of it
+      already runs (here or in serve), 130 when interrupted (the run is recorded as failed,
+      nothing applied; the next one starts over).
   integrations rotate-key [--json]
       Re-encrypts every integration's credentials with the current key: SECRET_KEY, reading
       old values with OLD_SECRET_KEY or the key file DATA_DIR/secret.key; without SECRET_KEY,
       a new key file replaces DATA_DIR/secret.key. One transaction: all or nothing.`;
 
 export async function runIntegrations(argv: string[]): Promise<number> {
-  const { values, positionals } = parseVerbArgs(argv, {});
+  const { values, positionals } = parseVerbArgs(argv, { force: { type: 'boolean' } });
   const [sub, ...rest] = positionals;
   if (values.help || !sub) {
     console.log(integrationsHelp);
@@ -106,6 +110,7 @@ export async function runIntegrations(argv: string[]): Promise<number> {
         try {
           const { done } = await runner.start(id, {
             trigger: 'cli',
+            ...(values.force ? { force: true } : {}),
             onProgress: (n, total) => progress?.update({ stage: 'sync', done: n, total }),
           });
           const run = await done;
@@ -122,7 +127,7 @@ export async function runIntegrations(argv: string[]): Promise<number> {
             if (run.error) console.log(`  error: ${run.error}`);
           }
           if (interrupted) return 130;
-          return run.status === 'succeeded' ? 0 : 1;
+          return run.status === 'succeeded' ? 0 : run.status === 'held' ? 4 : 1;
         } finally {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);

@@ -337,6 +337,7 @@ export interface Database {
   integrations: IntegrationTable;
   integration_products: IntegrationProductTable;
   sync_runs: SyncRunTable;
+  sync_staged_items: SyncStagedItemTable;
   integration_webhook_receipts: IntegrationWebhookReceiptTable;
 }
 
@@ -497,7 +498,7 @@ export interface IntegrationProductTable {
   updated_at: Timestamp;
 }
 
-export type SyncRunStatus = 'running' | 'succeeded' | 'failed';
+export type SyncRunStatus = 'running' | 'succeeded' | 'failed' | 'held';
 
 export interface SyncRunTable {
   id: string;
@@ -522,6 +523,16 @@ export interface SyncRunTable {
   heartbeat_ms: number;
 }
 
+/** What a running sync has read, applied at its end (migration 20261127000000). */
+export interface SyncStagedItemTable {
+  run_id: string;
+  seq: number;
+  /** An item the source still lists; null for a failed item without an id. */
+  external_id: string | null;
+  /** The item to write (a SourceItem as JSON); null when nothing needs writing. */
+  payload: string | null;
+}
+
 export interface IntegrationWebhookReceiptTable {
   integration_id: string;
   webhook_id: string;
@@ -535,3 +546,4 @@ export type IntegrationProductRow = Selectable<IntegrationProductTable>;
 export type SyncRunRow = Selectable<SyncRunTable>;
 export type NewSyncRunRow = Insertable<SyncRunTable>;
 export type SyncRunRowUpdate = Updateable<SyncRunTable>;
+export type SyncStagedItemRow = Selectable<SyncStagedItemTable>;

@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'integration.disconnected',
   'integration.sync.completed',
   'integration.sync.failed',
+  'integration.sync.held',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

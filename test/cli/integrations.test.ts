@@ -47,7 +47,13 @@ t.test(
     feeds.set('/p.jsonl', jsonl(['P1', 'P2', 'P3', 'P4', 'P5'].map((id) => feedProduct(id))));
     let server = await startTestServer(t, PRIVATE);
     const dir = server.dir;
-    const env = { DATA_DIR: dir, ...PRIVATE, SYNC_BATCH_SIZE: '2' };
+    const env = {
+      DATA_DIR: dir,
+      ...PRIVATE,
+      SYNC_BATCH_SIZE: '2',
+      // The same store as the server's (a PostgreSQL database with AGENTSHELF_TEST_STORE).
+      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+    };
     const id = (
       await server.request('POST', '/v1/integrations', {
         body: { platform: 'feed', settings: { url: feeds.url('/p.jsonl') } },
@@ -62,19 +68,23 @@ t.test(
         .orderBy('id')
         .execute();
 
-    // 1. Killed (SIGKILL) right after its first batch committed: the run row says running.
+    // 1. Killed (SIGKILL) right after its first batch was staged: the run row says running,
+    // and nothing was applied (a sync is all or nothing).
     const killed = await runToEnd(['integrations', 'sync', id], {
       ...env,
       AGENTSHELF_TEST_CRASH: 'sync-after-batch',
     });
     t.equal(killed.signal, 'SIGKILL', killed.stderr);
     let rows = await runs();
-    t.match(rows, [{ status: 'running', pid: killed.pid, fetched: 2, created: 2 }]);
+    t.match(rows, [{ status: 'running', pid: killed.pid, fetched: 2, created: 0 }]);
     t.equal(
       (await server.request('GET', '/v1/products')).body.products.length,
-      2,
-      'the first batch is whole',
+      0,
+      'nothing of the killed run was applied',
     );
+    const staged = () =>
+      server.server.store.db.selectFrom('sync_staged_items').selectAll().execute();
+    t.equal((await staged()).length, 2, 'its first batch is staged');
     t.equal(
       (await server.request('POST', `/v1/integrations/${id}/sync`)).status,
       202,
@@ -84,8 +94,9 @@ t.test(
     const mine = (await runs()).at(-1)!;
     await server.server.deps.integrations!.settled(mine.id);
     rows = await runs();
-    t.match(rows[0], { status: 'failed', error: INTERRUPTED });
-    t.match(rows[1], { status: 'succeeded', fetched: 5, created: 3, unchanged: 2 });
+    t.match(rows[0], { status: 'failed', error: INTERRUPTED, created: 0 });
+    t.match(rows[1], { status: 'succeeded', fetched: 5, created: 5, unchanged: 0 });
+    t.equal((await staged()).length, 0, 'what the killed run staged is gone');
 
     // 2. The CLI's start marks a killed run failed.
     feeds.set(

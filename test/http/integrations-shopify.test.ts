@@ -40,6 +40,8 @@ t.test(
         platform: 'shopify',
         shop_domain: new URL(shop.origin).host,
         credentials: { access_token: 'shpat_e2e', webhook_secret: secret },
+        // The removals below make a quarter of the products inactive: allowed here.
+        settings: { max_drop: 0.5 },
       },
     });
     t.equal(created.status, 201, created.text);

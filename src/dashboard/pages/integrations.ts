@@ -73,6 +73,34 @@ function runRow(r: SyncRun): Html[] {
   ];
 }
 
+/**
+ * The last run, when it was held: what it would have changed and why, with a button that
+ * applies it (a forced sync: it reads the source again and applies what it reads).
+ */
+function heldNotice(dash: DashContext, id: string, last: SyncRun | null, write: boolean): Html {
+  if (!last || last.status !== 'held') return markup``;
+  return markup`<div class="error" role="alert" id="sync-held">
+    <p>
+      <strong>The last sync was held; nothing was changed.</strong> ${last.error ?? ''}
+    </p>
+    <p>
+      It read ${last.fetched} items and would have made ${last.created} new,
+      ${last.updated} updated and ${last.deactivated} inactive (${last.failed} failed).
+    </p>
+    ${
+      write
+        ? markup`<form class="inline" method="post" action="${intPath(id)}/sync">
+            ${csrfField(dash.viewer)}<input type="hidden" name="force" value="true" /><button
+              type="submit"
+            >
+              Apply it (force a sync)
+            </button>
+          </form>`
+        : ''
+    }
+  </div>`;
+}
+
 async function renderList(
   ctx: Koa.Context,
   dash: DashContext,
@@ -145,6 +173,7 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
               </p>`
             : ''
         }
+        ${heldNotice(dash, i.id, running ? null : status.last, write)}
         ${
           write
             ? markup`<form class="inline" method="post" action="${intPath(i.id)}/test">
@@ -223,7 +252,10 @@ export const integrationPages: DashRoute[] = [
     path: `${PATH}/:id/sync`,
     permission: 'write',
     handler: async (ctx, dash) => {
-      await runnerOf(dash).start(String(ctx.params.id), { trigger: 'api' });
+      await runnerOf(dash).start(String(ctx.params.id), {
+        trigger: 'api',
+        ...(dash.form.force === 'true' ? { force: true } : {}),
+      });
       ctx.status = 303;
       ctx.redirect(intPath(String(ctx.params.id)));
     },

@@ -10,6 +10,7 @@ import type {
   NewSyncRunRow,
   SyncRunRow,
   SyncRunRowUpdate,
+  SyncStagedItemRow,
 } from '../schema.js';
 
 // --- integrations ---
@@ -62,6 +63,10 @@ export async function updateIntegrationRow(
 
 export async function deleteIntegrationRow(db: Executor, id: string): Promise<void> {
   // Children first: not every store enforces the foreign keys' cascade.
+  await db
+    .deleteFrom('sync_staged_items')
+    .where('run_id', 'in', db.selectFrom('sync_runs').select('id').where('integration_id', '=', id))
+    .execute();
   await db.deleteFrom('integration_webhook_receipts').where('integration_id', '=', id).execute();
   await db.deleteFrom('integration_products').where('integration_id', '=', id).execute();
   await db.deleteFrom('sync_runs').where('integration_id', '=', id).execute();
@@ -106,22 +111,6 @@ export async function updateMapping(
     .execute();
 }
 
-/** A page of live mappings (fingerprint set), by external id after `after`. */
-export async function pageLiveMappings(
-  db: Executor,
-  integrationId: string,
-  after: string | null,
-  limit: number,
-): Promise<Pick<IntegrationProductRow, 'external_id' | 'product_id'>[]> {
-  let q = db
-    .selectFrom('integration_products')
-    .select(['external_id', 'product_id'])
-    .where('integration_id', '=', integrationId)
-    .where('fingerprint', 'is not', null);
-  if (after !== null) q = q.where('external_id', '>', after);
-  return q.orderBy('external_id').limit(limit).execute();
-}
-
 /** The live mappings of some groups (an inbound webhook's products). */
 export async function findLiveMappingsOfGroups(
   db: Executor,
@@ -136,6 +125,52 @@ export async function findLiveMappingsOfGroups(
     .where('group_id', 'in', groupIds)
     .where('fingerprint', 'is not', null)
     .execute();
+}
+
+/**
+ * A page of live mappings (by external id after `after`) that the staged items of a run do
+ * not list: the items gone from the platform.
+ */
+export async function pageUnstagedLiveMappings(
+  db: Executor,
+  integrationId: string,
+  runId: string,
+  after: string | null,
+  limit: number,
+): Promise<Pick<IntegrationProductRow, 'external_id' | 'product_id'>[]> {
+  let q = db
+    .selectFrom('integration_products as m')
+    .select(['m.external_id', 'm.product_id'])
+    .where('m.integration_id', '=', integrationId)
+    .where('m.fingerprint', 'is not', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('sync_staged_items as s')
+            .select('s.seq')
+            .where('s.run_id', '=', runId)
+            .whereRef('s.external_id', '=', 'm.external_id'),
+        ),
+      ),
+    );
+  if (after !== null) q = q.where('m.external_id', '>', after);
+  return q.orderBy('m.external_id').limit(limit).execute();
+}
+
+/** The integration's products that are not inactive (live mappings to existing products). */
+export async function countActiveMappedProducts(
+  db: Executor,
+  integrationId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('integration_products as m')
+    .innerJoin('products as p', 'p.id', 'm.product_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('m.integration_id', '=', integrationId)
+    .where('m.fingerprint', 'is not', null)
+    .where('p.status', '!=', 'inactive')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 export async function countLiveMappings(db: Executor, integrationId: string): Promise<number> {
@@ -237,6 +272,50 @@ export async function pruneSyncRuns(
     .limit(1_000_000_000)
     .offset(keep);
   await db.deleteFrom('sync_runs').where('id', 'in', old).execute();
+}
+
+// --- what a running sync has read (applied at its end) ---
+
+export async function insertStagedItems(
+  db: Executor,
+  rows: readonly SyncStagedItemRow[],
+): Promise<void> {
+  await insertInChunks(db as Kysely<Database>, 'sync_staged_items', rows, { maxRows: 250 });
+}
+
+/** A page of a run's staged items to write (payload set), in the order they were read. */
+export async function pageStagedPayloads(
+  db: Executor,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ seq: number; payload: string }[]> {
+  const rows = await db
+    .selectFrom('sync_staged_items')
+    .select(['seq', 'payload'])
+    .where('run_id', '=', runId)
+    .where('seq', '>', afterSeq)
+    .where('payload', 'is not', null)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload! }));
+}
+
+export async function deleteStagedItems(db: Executor, runId: string): Promise<void> {
+  await db.deleteFrom('sync_staged_items').where('run_id', '=', runId).execute();
+}
+
+/** Deletes what runs that are no longer running had staged (left by a process that died). */
+export async function deleteStagedItemsOfEndedRuns(db: Executor): Promise<void> {
+  await db
+    .deleteFrom('sync_staged_items')
+    .where(
+      'run_id',
+      'not in',
+      db.selectFrom('sync_runs').select('id').where('status', '=', 'running'),
+    )
+    .execute();
 }
 
 // --- inbound webhook receipts ---

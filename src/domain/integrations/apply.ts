@@ -1,6 +1,5 @@
 import { hash } from 'node:crypto';
 import type { z } from 'zod';
-import type { Db } from '../../db/store.js';
 import type { IntegrationProductRow } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { findProductById } from '../../db/queries/products.js';
@@ -8,7 +7,7 @@ import {
   findLiveMappingsOfGroups,
   findMappings,
   insertMappings,
-  pageLiveMappings,
+  pageUnstagedLiveMappings,
   updateMapping,
 } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
@@ -93,18 +92,25 @@ export async function applyItems(
   db: Executor,
   integrationId: string,
   items: SourceItem[],
-  options: { defaultCurrency: string; now: Date; counts: SyncCounts; seen?: Set<string> },
+  options: {
+    defaultCurrency: string;
+    now: Date;
+    counts: SyncCounts;
+    seen?: Set<string>;
+    /** The items were counted (fetched) when they were staged (see stageItems). */
+    counted?: boolean;
+  },
 ): Promise<void> {
   const { counts, now } = options;
   const products: Extract<SourceItem, { kind: 'product' }>[] = [];
   for (const item of items) {
     if (item.kind === 'error') {
-      counts.fetched++;
+      if (!options.counted) counts.fetched++;
       // Still on the platform: its product (from an earlier good version) is kept as it is.
       if (item.externalId !== null) options.seen?.add(item.externalId);
       fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
     } else if (item.kind === 'product') {
-      counts.fetched++;
+      if (!options.counted) counts.fetched++;
       products.push(item);
     }
   }
@@ -180,6 +186,63 @@ export async function applyItems(
     }
     await createAll(trx, integrationId, creates, options.defaultCurrency, now, counts);
   });
+}
+
+/** A batch of items as a sync stages them (sync_staged_items without run and position). */
+export interface StagedItem {
+  externalId: string | null;
+  /** The item to write, or null when nothing needs writing. */
+  item: SourceItem | null;
+}
+
+/**
+ * A batch of a sync's items, read but not written: counts what it can without writing
+ * (fetched; failed for the items the platform could not give; unchanged for the items whose
+ * fingerprint matches their mapping, read outside any transaction) and returns what to stage:
+ * every external id the platform still lists, with the item when it needs writing. The
+ * sync's last step writes the staged items with applyItems (`counted`).
+ */
+export async function stageItems(
+  db: Executor,
+  integrationId: string,
+  items: SourceItem[],
+  options: { defaultCurrency: string; counts: SyncCounts },
+): Promise<StagedItem[]> {
+  const { counts } = options;
+  const staged: StagedItem[] = [];
+  const products: Extract<SourceItem, { kind: 'product' }>[] = [];
+  for (const item of items) {
+    if (item.kind === 'error') {
+      counts.fetched++;
+      fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
+      // Still on the platform: its product (from an earlier good version) is kept as it is.
+      if (item.externalId !== null) staged.push({ externalId: item.externalId, item: null });
+    } else if (item.kind === 'product') {
+      counts.fetched++;
+      products.push(item);
+    }
+  }
+  if (products.length === 0) return staged;
+  const mappings = new Map(
+    (await findMappings(db, integrationId, [...new Set(products.map((p) => p.externalId))])).map(
+      (m) => [m.external_id, m],
+    ),
+  );
+  for (const item of products) {
+    const currency = item.product.currency ?? options.defaultCurrency;
+    const mapping = mappings.get(item.externalId);
+    if (
+      mapping &&
+      Number(mapping.present) === 1 &&
+      mapping.fingerprint === fingerprintOf(item.product, currency)
+    ) {
+      counts.unchanged++;
+      staged.push({ externalId: item.externalId, item: null });
+    } else {
+      staged.push({ externalId: item.externalId, item });
+    }
+  }
+  return staged;
 }
 
 /**
@@ -291,23 +354,28 @@ export async function deactivateMappings(
 }
 
 /**
- * After a complete run: every live mapping whose item the run did not see is gone from the
- * platform. Read in pages by external id; each page of gone items is one transaction.
+ * After a complete run, in its transaction: every live mapping that the run's staged items do
+ * not list is gone from the platform. Read in pages by external id.
  */
-export async function deactivateUnseen(
-  db: Db,
+export async function deactivateUnstaged(
+  trx: Executor,
   integrationId: string,
-  seen: Set<string>,
+  runId: string,
   options: { now: Date; counts: SyncCounts; batchSize: number; signal?: AbortSignal },
 ): Promise<void> {
   let after: string | null = null;
   for (;;) {
     options.signal?.throwIfAborted();
-    const page = await pageLiveMappings(db, integrationId, after, options.batchSize);
+    const page = await pageUnstagedLiveMappings(
+      trx,
+      integrationId,
+      runId,
+      after,
+      options.batchSize,
+    );
     if (page.length === 0) return;
     after = page[page.length - 1]!.external_id;
-    const gone = page.filter((m) => !seen.has(m.external_id));
-    await deactivateMappings(db, integrationId, gone, options);
+    await deactivateMappings(trx, integrationId, page, options);
   }
 }
 

@@ -17,6 +17,7 @@ import { newId } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import { presentPagination } from '../pagination.js';
 import {
+  credentialsOf,
   encryptCredentials,
   openSourceContext,
   sourceOf,
@@ -24,6 +25,7 @@ import {
   type IntegrationEnv,
 } from './runtime.js';
 import {
+  checkSettings,
   CREDENTIAL_KEYS,
   type Integration,
   type IntegrationCreateInput,
@@ -77,6 +79,58 @@ function checkCredentials(
   }
 }
 
+/**
+ * A feed URL's user name and password (`https://user:pass@host/feed.csv`), taken out: the
+ * settings keep the URL without them, as written otherwise, and the credentials get them as
+ * the feed's HTTP Basic user name and password (to be encrypted with the rest).
+ */
+export function takeUrlCredentials(settings: Record<string, unknown>): {
+  settings: Record<string, unknown>;
+  basic: { username: string; password: string } | undefined;
+} {
+  const raw = settings.url;
+  if (typeof raw !== 'string') return { settings, basic: undefined };
+  const match = /^(https?:\/\/)([^/?#]*)@/i.exec(raw);
+  if (!match) return { settings, basic: undefined };
+  const userinfo = match[2]!;
+  const colon = userinfo.indexOf(':');
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const basic = {
+    username: decode(colon === -1 ? userinfo : userinfo.slice(0, colon)),
+    password: decode(colon === -1 ? '' : userinfo.slice(colon + 1)),
+  };
+  return { settings: { ...settings, url: match[1]! + raw.slice(match[0].length) }, basic };
+}
+
+/** Credentials with a URL's user name and password in them (refused when they also give some). */
+function withBasic(
+  credentials: Record<string, string> | null | undefined,
+  basic: { username: string; password: string },
+  given: boolean,
+): Record<string, string> {
+  if (
+    given &&
+    credentials &&
+    (credentials.username !== undefined || credentials.password !== undefined)
+  ) {
+    throw new AppError(
+      'invalid_field',
+      'settings.url carries a user name and password, and credentials give them too: give them once.',
+      {
+        field: 'settings.url',
+        reason: 'carries a user name and password that credentials also give',
+      },
+    );
+  }
+  return { ...(credentials ?? {}), ...basic };
+}
+
 function shopDomainOf(
   platform: Platform,
   given: string | undefined,
@@ -99,15 +153,17 @@ export async function createIntegration(
   db: Executor,
   input: IntegrationCreateInput,
 ): Promise<Integration> {
-  const settings = input.settings ?? {};
-  if (input.platform === 'feed' && typeof settings.url !== 'string') {
+  if (input.platform === 'feed' && typeof input.settings?.url !== 'string') {
     throw new AppError('missing_field', 'settings.url is required for a feed.', {
       field: 'settings.url',
       reason: 'is required for platform feed',
     });
   }
-  const shopDomain = shopDomainOf(input.platform, input.shop_domain, settings);
+  checkSettings(input.platform, input.settings ?? {});
+  const { settings, basic } = takeUrlCredentials(input.settings ?? {});
   checkCredentials(input.platform, input.credentials);
+  const credentials = basic ? withBasic(input.credentials, basic, true) : input.credentials;
+  const shopDomain = shopDomainOf(input.platform, input.shop_domain, settings);
   await guardTargets(targetsOf(input.platform, shopDomain, settings), env.allowPrivate);
   const now = env.now();
   const stamp = now.toISOString();
@@ -117,7 +173,7 @@ export async function createIntegration(
     shop_domain: shopDomain,
     status: 'connected',
     settings: JSON.stringify(settings),
-    credentials: encryptCredentials(env, input.credentials),
+    credentials: encryptCredentials(env, credentials),
     state: '{}',
     last_sync_at: null,
     last_error: null,
@@ -166,15 +222,26 @@ export async function updateIntegration(
   input: IntegrationUpdateInput,
 ): Promise<Integration> {
   const before = await findIntegration(db, id);
-  const settings = input.settings ?? (JSON.parse(before.settings) as Record<string, unknown>);
-  if (before.platform === 'feed' && typeof settings.url !== 'string') {
+  const given = input.settings ?? (JSON.parse(before.settings) as Record<string, unknown>);
+  if (before.platform === 'feed' && typeof given.url !== 'string') {
     throw new AppError('missing_field', 'settings.url is required for a feed.', {
       field: 'settings.url',
       reason: 'is required for platform feed',
     });
   }
+  if (input.settings !== undefined) checkSettings(before.platform, input.settings);
+  const { settings, basic } = takeUrlCredentials(given);
   const shopDomain = input.shop_domain ?? before.shop_domain;
   if (input.credentials !== undefined) checkCredentials(before.platform, input.credentials);
+  let credentials = input.credentials;
+  if (basic && input.settings !== undefined) {
+    // Into the credentials given, or else the ones kept (the URL's replace their user name
+    // and password).
+    credentials =
+      input.credentials !== undefined
+        ? withBasic(input.credentials, basic, true)
+        : withBasic(credentialsOf(env, before), basic, false);
+  }
   if (input.shop_domain !== undefined || input.settings !== undefined) {
     await guardTargets(targetsOf(before.platform, shopDomain, settings), env.allowPrivate);
   }
@@ -182,8 +249,7 @@ export async function updateIntegration(
   const patch: IntegrationRowUpdate = {};
   if (input.shop_domain !== undefined) patch.shop_domain = shopDomain;
   if (input.settings !== undefined) patch.settings = JSON.stringify(settings);
-  if (input.credentials !== undefined)
-    patch.credentials = encryptCredentials(env, input.credentials);
+  if (credentials !== undefined) patch.credentials = encryptCredentials(env, credentials);
   if (input.status !== undefined && input.status !== before.status) patch.status = input.status;
   if (Object.keys(patch).length === 0) return present(db, before);
   patch.updated_at = now.toISOString();

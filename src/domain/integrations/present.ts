@@ -5,13 +5,24 @@ import { AppError, notFound } from '../../errors.js';
 import type { Integration, SyncError, SyncRun } from './schemas.js';
 import { SourceError } from './source.js';
 
+/**
+ * Settings as shown: a URL's user name and password never (an integration stored before
+ * they were moved into the credentials at the door still has them in its settings).
+ */
+function shownSettings(stored: string): Record<string, never> {
+  const settings = JSON.parse(stored) as Record<string, unknown>;
+  if (typeof settings.url === 'string')
+    settings.url = settings.url.replace(/^(https?:\/\/)[^/?#]*@/i, '$1');
+  return settings as Record<string, never>;
+}
+
 export function presentIntegration(row: IntegrationRow, running = false): Integration {
   return {
     id: row.id,
     platform: row.platform,
     shop_domain: row.shop_domain,
     status: row.status,
-    settings: JSON.parse(row.settings) as Record<string, never>,
+    settings: shownSettings(row.settings),
     credentials_set: row.credentials !== null,
     last_sync: row.last_sync_at,
     last_error: row.last_error,

@@ -40,7 +40,6 @@ export interface IntegrationEnv {
 }
 
 export const DEFAULT_TEST_TIMEOUT_MS = 15_000;
-export const DEFAULT_SYNC_TIMEOUT_S = 600;
 
 /**
  * `signal`, also aborted after `ms` with a SourceError that says so: every request and wait of
@@ -52,23 +51,6 @@ function withDeadline(signal: AbortSignal, ms: number, message: string): AbortSi
   timer.unref();
   signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   return AbortSignal.any([signal, deadline.signal]);
-}
-
-/** A sync's signal: its total deadline is `settings.timeout_s` (default 600 s). */
-export function syncSignal(
-  signal: AbortSignal,
-  settings: Readonly<Record<string, unknown>>,
-): AbortSignal {
-  const given = settings.timeout_s;
-  const seconds =
-    typeof given === 'number' && Number.isFinite(given) && given > 0
-      ? given
-      : DEFAULT_SYNC_TIMEOUT_S;
-  return withDeadline(
-    signal,
-    seconds * 1000,
-    `the sync ran past its time limit of ${seconds} s (settings.timeout_s) and was stopped`,
-  );
 }
 
 /** A test's signal: it answers within `env.testTimeoutMs` (default 15 s) whatever the platform does. */

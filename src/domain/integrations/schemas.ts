@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../../errors.js';
 import { httpUrl, JsonValue, text } from '../fields.js';
 import { pageFields } from '../pagination.js';
 import { Pagination } from '../products/schemas.js';
@@ -6,7 +7,7 @@ import { Pagination } from '../products/schemas.js';
 export const PLATFORMS = ['shopify', 'woocommerce', 'feed'] as const;
 export type Platform = (typeof PLATFORMS)[number];
 export const INTEGRATION_STATUSES = ['connected', 'disconnected', 'error'] as const;
-export const SYNC_STATUSES = ['running', 'succeeded', 'failed'] as const;
+export const SYNC_STATUSES = ['running', 'succeeded', 'failed', 'held'] as const;
 
 /** The credential names each platform takes (CONTRACT part 8); others are refused by name. */
 export const CREDENTIAL_KEYS: Record<Platform, readonly string[]> = {
@@ -63,6 +64,113 @@ export const Settings = z.record(z.string(), JsonValue).check((ctx) => {
     });
   }
 });
+
+/** The formats the feed reader reads (src/platforms/feed-records.ts FEED_FORMATS). */
+export const FEED_SETTING_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'xml'] as const;
+/** The largest `settings.max_bytes` of a feed: 64 GiB. */
+export const MAX_FEED_BYTES = 64 * 1024 * 1024 * 1024;
+/** The longest `settings.timeout_s` of a sync: a day. */
+export const MAX_SYNC_TIMEOUT_S = 86_400;
+
+/**
+ * An absolute http(s) URL with a host, as written: `http:///x` (which a URL parser reads as
+ * `http://x/`) and `http:/x` are refused.
+ */
+const SourceUrl = z.string().check((ctx) => {
+  const value = ctx.value;
+  let ok = value.length <= 2048 && /^https?:\/\/[^/?#\\\s]/i.test(value);
+  if (ok) {
+    try {
+      ok = new URL(value).hostname !== '';
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    ctx.issues.push({
+      code: 'custom',
+      input: value,
+      message:
+        'must be an absolute http or https URL with a host, such as https://shop.example.com/feed.csv',
+    });
+  }
+});
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  z.number().check((ctx) => {
+    if (!Number.isSafeInteger(ctx.value) || ctx.value < min || ctx.value > max) {
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        message: `must be a whole number of ${what} from ${min} to ${max}`,
+      });
+    }
+  });
+
+/** What a sync reads of any platform's settings (sync.ts). */
+const runSettings = {
+  max_drop: z
+    .number()
+    .min(0, 'must be a number from 0 to 1')
+    .max(1, 'must be a number from 0 to 1'),
+  timeout_s: wholeNumber(1, MAX_SYNC_TIMEOUT_S, 'seconds'),
+};
+const currency = z.string().regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 code');
+const scheme = z.enum(['http', 'https']);
+
+/**
+ * Every setting each platform reads (src/platforms/*.ts), checked when an integration is
+ * created or changed; any other key is refused by name.
+ */
+export const PLATFORM_SETTINGS = {
+  feed: z.strictObject({
+    ...runSettings,
+    url: SourceUrl,
+    max_bytes: wholeNumber(1, MAX_FEED_BYTES, 'bytes'),
+    format: z.enum(FEED_SETTING_FORMATS),
+    timeout_ms: wholeNumber(1, MAX_SYNC_TIMEOUT_S * 1000, 'milliseconds'),
+  }),
+  shopify: z.strictObject({
+    ...runSettings,
+    api_version: z
+      .string()
+      .regex(/^(\d{4}-(01|04|07|10))?$/, 'must be a Shopify API version such as 2026-04')
+      .nullable(),
+    bulk_threshold: wholeNumber(0, Number.MAX_SAFE_INTEGER, 'products'),
+    bulk_poll_seconds: z.number().min(0, 'must be a number of seconds of 0 or more').max(3600),
+    currency,
+    scheme,
+  }),
+  woocommerce: z.strictObject({ ...runSettings, currency, scheme }),
+} satisfies Record<Platform, z.ZodObject>;
+
+/**
+ * A platform's settings, checked: 422 naming `settings.<key>` and the problem (an unknown
+ * key, a value out of range, a URL without a host).
+ */
+export function checkSettings(platform: Platform, settings: Record<string, unknown>): void {
+  const schema = PLATFORM_SETTINGS[platform].partial();
+  const parsed = schema.safeParse(settings);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0]!;
+    const known = Object.keys(PLATFORM_SETTINGS[platform].shape).join(', ');
+    throw new AppError('invalid_field', `settings.${key} is not a ${platform} setting.`, {
+      field: `settings.${[...path, key].join('.')}`,
+      reason: `is not a ${platform} setting (known: ${known})`,
+    });
+  }
+  const field = ['settings', ...path].join('.');
+  const reason =
+    issue.code === 'invalid_type'
+      ? `must be ${issue.expected === 'number' ? 'a number' : `a ${issue.expected}`}`
+      : issue.code === 'invalid_value'
+        ? `must be one of ${issue.values.map(String).join(', ')}`
+        : issue.message;
+  throw new AppError('invalid_field', `${field} ${reason}.`, { field, reason });
+}
 
 export const IntegrationCreate = z.strictObject({
   platform: z.enum(PLATFORMS),
@@ -139,6 +247,9 @@ export const SyncRun = z.object({
   error: z.string().nullable(),
 });
 export type SyncRun = z.infer<typeof SyncRun>;
+
+/** `POST /integrations/:id/sync`: no body, or `{"force": true}`. */
+export const SyncRequest = z.strictObject({ force: z.boolean().optional() });
 
 export const SyncStatus = z.object({
   integration_id: z.string(),

@@ -1,35 +1,47 @@
 import os from 'node:os';
 import type { IntegrationRow, IntegrationRowUpdate, SyncRunRow } from '../../db/schema.js';
 import {
+  countActiveMappedProducts,
   countLiveMappings,
+  deleteStagedItems,
+  deleteStagedItemsOfEndedRuns,
   findIntegrationById,
   findRunningSync,
   findSyncRun,
+  insertStagedItems,
   insertSyncRun,
   listRunningSyncs,
+  pageStagedPayloads,
   pruneSyncRuns,
   updateIntegrationRow,
   updateSyncRun,
 } from '../../db/queries/integrations.js';
-import { withTransaction } from '../../db/transaction.js';
+import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
 import { recordEvent } from '../events.js';
-import { applyItems, deactivateUnseen, newCounts, type SyncCounts } from './apply.js';
+import { applyItems, deactivateUnstaged, newCounts, stageItems, type SyncCounts } from './apply.js';
 import { failureMessage, presentIntegration, presentSyncRun } from './present.js';
 import { guardTargets, targetsOf } from './targets.js';
-import { openSourceContext, sourceOf, syncSignal, type IntegrationEnv } from './runtime.js';
+import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';
 import { processIsGone } from '../../runtime/process.js';
 
 /**
  * The sync: one run per integration at a time, in any process (a `running` row, unique per
- * integration, with its owner's pid, host and heartbeat). A run reads the platform's items,
- * writes them in batches (each one transaction, see apply.ts), then makes the products of
- * items it did not see inactive, and records the outcome with its event. A run whose process
- * died is marked failed by the next start (serve or CLI) or the next sync; the next run
- * starts over from the platform's first page: every batch it finds is already whole.
+ * integration, with its owner's pid, host and heartbeat). A run is all or nothing: it reads
+ * the platform's items and stages them in batches (sync_staged_items: what needs writing,
+ * and every external id the platform still lists; the memory it holds is one batch), then
+ * applies them in one transaction at its end: the writes, the products of items it did not
+ * see made inactive, the run's outcome and every event. A run that fails, however (a size
+ * cap, a parse error, an HTTP error, its deadline, a crash of its process), changes no
+ * product and announces none. A run that read no item, or that would make more than
+ * `settings.max_drop` (default 0.2) of the integration's active products inactive, is
+ * `held`: the same transaction is rolled back and the run records what it would have done
+ * and why, with integration.sync.held; a forced run (`force`) applies regardless. A run whose
+ * process died is marked failed by the next start (serve or CLI) or the next sync, which also
+ * deletes what it had staged.
  */
 
 /** A run whose owner has not written a heartbeat for this long is taken to be gone. */
@@ -38,6 +50,11 @@ const HEARTBEAT_MS = 5_000;
 export const DEFAULT_BATCH = 500;
 /** Runs kept per integration in the history (an hourly schedule: six weeks). */
 export const HISTORY_KEPT = 1000;
+
+/** The default of `settings.max_drop`: the share of active products a run may make inactive. */
+export const DEFAULT_MAX_DROP = 0.2;
+/** The default of `settings.timeout_s`: a run's total deadline, in seconds. */
+export const DEFAULT_TIMEOUT_S = 600;
 
 /** For the crash test only: `sync-after-batch` kills the process after the first batch. */
 const CRASH_AFTER_BATCH = process.env.AGENTSHELF_TEST_CRASH === 'sync-after-batch';
@@ -69,12 +86,14 @@ export async function recoverInterruptedSyncs(
     (r) => (integrationId === undefined || r.integration_id === integrationId) && isGone(r),
   );
   for (const row of rows) {
-    await finishRun(env, row, { ok: false, error: INTERRUPTED, counts: countsOf(row) });
+    await finishRun(env, row, { status: 'failed', error: INTERRUPTED, counts: countsOf(row) });
     env.logger.warn(
       { integration: row.integration_id, sync: row.id },
       'sync marked failed: its process stopped',
     );
   }
+  // What ended runs had staged (a process that died between its commit and this cleanup).
+  await deleteStagedItemsOfEndedRuns(env.db);
   return rows.length;
 }
 
@@ -100,6 +119,8 @@ function conflict(id: string, running: SyncRunRow | undefined): AppError {
 
 export interface SyncOptions {
   trigger: string;
+  /** Apply even a run the hold checks would hold (no item read, more than max_drop gone). */
+  force?: boolean;
   signal?: AbortSignal;
   /** Items handled so far, of the total the platform announced (0 when unknown). */
   onProgress?: (done: number, total: number) => void;
@@ -126,7 +147,7 @@ export async function startSync(
     id: newId('sync'),
     integration_id: integrationId,
     status: 'running',
-    trigger: options.trigger,
+    trigger: options.force ? `${options.trigger} (force)` : options.trigger,
     started_at: now.toISOString(),
     finished_at: null,
     duration_ms: null,
@@ -161,16 +182,53 @@ export async function startSync(
   return { run: presentSyncRun(row), done };
 }
 
+/** A run that ended with nothing applied because the hold checks held it. */
+class Held extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'Held';
+  }
+}
+
+/** A run past its total deadline (`settings.timeout_s`). */
+class DeadlinePassed extends Error {
+  constructor(readonly seconds: number) {
+    super(`the sync ran past its time limit of ${seconds} s (settings.timeout_s) and was stopped`);
+    this.name = 'DeadlinePassed';
+  }
+}
+
+/** The run settings of the sync itself (any platform), read leniently: the API checks them. */
+function runSettingsOf(settings: Record<string, unknown>): { maxDrop: number; timeoutS: number } {
+  const maxDrop = settings.max_drop;
+  const timeoutS = settings.timeout_s;
+  return {
+    maxDrop:
+      typeof maxDrop === 'number' && maxDrop >= 0 && maxDrop <= 1 ? maxDrop : DEFAULT_MAX_DROP,
+    timeoutS:
+      typeof timeoutS === 'number' && Number.isSafeInteger(timeoutS) && timeoutS > 0
+        ? timeoutS
+        : DEFAULT_TIMEOUT_S,
+  };
+}
+
 async function runSync(
   env: IntegrationEnv,
   integration: IntegrationRow,
   run: SyncRunRow,
   options: SyncOptions,
 ): Promise<SyncRun> {
+  const settings = JSON.parse(integration.settings) as Record<string, unknown>;
+  const { timeoutS } = runSettingsOf(settings);
   const controller = new AbortController();
   const abort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', abort, { once: true });
   if (options.signal?.aborted) abort();
+  const deadline = setTimeout(
+    () => controller.abort(new DeadlinePassed(timeoutS)),
+    timeoutS * 1000,
+  );
+  deadline.unref();
   const heartbeat = setInterval(() => {
     updateSyncRun(env.db, run.id, { heartbeat_ms: Date.now() }).catch((err: unknown) =>
       env.logger.warn({ err, sync: run.id }, 'sync heartbeat not written'),
@@ -178,14 +236,15 @@ async function runSync(
   }, HEARTBEAT_MS);
   heartbeat.unref();
   const counts = newCounts();
-  let state: Record<string, unknown> | undefined;
-  let outcome: { ok: true } | { ok: false; error: string; auth: boolean };
+  let outcome: Outcome;
   try {
-    state = await readAndWrite(env, integration, run, controller.signal, counts, options);
-    outcome = { ok: true };
+    outcome = await readStageAndApply(env, integration, run, controller.signal, counts, options);
   } catch (err) {
+    const reason: unknown = controller.signal.reason;
     const error = controller.signal.aborted
-      ? 'stopped: the server shut down during the sync'
+      ? reason instanceof DeadlinePassed
+        ? `${reason.message}; nothing was applied`
+        : 'stopped: the server shut down during the sync; nothing was applied'
       : failureMessage(err);
     if (
       !controller.signal.aborted &&
@@ -194,54 +253,87 @@ async function runSync(
     ) {
       env.logger.error({ err, integration: integration.id, sync: run.id }, 'sync failed');
     }
-    outcome = { ok: false, error, auth: err instanceof SourceError && err.kind === 'auth' };
+    outcome = {
+      status: 'failed',
+      error,
+      auth: err instanceof SourceError && err.kind === 'auth',
+      counts: stagedCounts(counts),
+    };
   } finally {
+    clearTimeout(deadline);
     clearInterval(heartbeat);
     options.signal?.removeEventListener('abort', abort);
   }
   try {
-    return await finishRun(env, run, { ...outcome, counts, ...(state ? { state } : {}) });
+    return outcome.status === 'succeeded' && outcome.recorded
+      ? outcome.recorded
+      : await finishRun(env, run, outcome);
   } catch (err) {
     env.logger.error(
       { err, integration: integration.id, sync: run.id },
       'sync outcome not recorded',
     );
     return presentSyncRun(run);
+  } finally {
+    await deleteStagedItems(env.db, run.id).catch((err: unknown) =>
+      env.logger.warn({ err, sync: run.id }, 'staged items of a sync not deleted'),
+    );
   }
 }
 
-/** Reads every item and writes them in batches; returns the state the source asked to keep. */
-async function readAndWrite(
+type Outcome = (
+  | { status: 'succeeded'; state?: Record<string, unknown>; recorded?: SyncRun }
+  | { status: 'held'; error: string }
+  | { status: 'failed'; error: string; auth?: boolean }
+) & { counts: SyncCounts };
+
+/** Only what a run counts while staging: a run that applied nothing created nothing. */
+function stagedCounts(counts: SyncCounts): SyncCounts {
+  return { ...counts, created: 0, updated: 0, deactivated: 0 };
+}
+
+/**
+ * Reads every item and stages it in batches, then applies the staged items in one
+ * transaction that also records the run's outcome (or rolls back, when the run is held).
+ */
+async function readStageAndApply(
   env: IntegrationEnv,
   integration: IntegrationRow,
   run: SyncRunRow,
   signal: AbortSignal,
   counts: SyncCounts,
   options: SyncOptions,
-): Promise<Record<string, unknown> | undefined> {
+): Promise<Outcome> {
   const settings = JSON.parse(integration.settings) as Record<string, unknown>;
   await guardTargets(
     targetsOf(integration.platform, integration.shop_domain, settings),
     env.allowPrivate,
   );
   const source = sourceOf(env, integration.platform);
-  const { ctx, newState } = openSourceContext(env, integration, syncSignal(signal, settings));
+  const { ctx, newState } = openSourceContext(env, integration, signal);
   const batchSize = env.batchSize ?? DEFAULT_BATCH;
-  const seen = new Set<string>();
   let total = 0;
   let notModified = false;
   let batch: SourceItem[] = [];
   let batches = 0;
+  let seq = 0;
   const flush = async () => {
     signal.throwIfAborted();
     const items = batch;
     batch = [];
-    await applyItems(env.db, integration.id, items, {
+    const staged = await stageItems(env.db, integration.id, items, {
       defaultCurrency: env.defaultCurrency,
-      now: env.now(),
       counts,
-      seen,
     });
+    await insertStagedItems(
+      env.db,
+      staged.map((s) => ({
+        run_id: run.id,
+        seq: ++seq,
+        external_id: s.externalId,
+        payload: s.item === null ? null : JSON.stringify(s.item),
+      })),
+    );
     batches++;
     await updateSyncRun(env.db, run.id, { ...progressOf(counts), heartbeat_ms: Date.now() });
     options.onProgress?.(counts.fetched, total);
@@ -259,17 +351,78 @@ async function readAndWrite(
     }
   }
   if (batch.length > 0) await flush();
+  signal.throwIfAborted();
+  const state = newState();
   // A feed that did not change (304) keeps every product as it is.
-  if (!notModified) {
-    await deactivateUnseen(env.db, integration.id, seen, {
-      now: env.now(),
-      counts,
-      batchSize,
-      signal,
-    });
+  if (notModified) return { status: 'succeeded', counts, ...(state ? { state } : {}) };
+  const { maxDrop } = runSettingsOf(settings);
+  if (counts.fetched === 0 && !options.force) {
+    const active = await countActiveMappedProducts(env.db, integration.id);
+    return {
+      status: 'held',
+      counts: { ...counts, deactivated: active },
+      error:
+        `held: the source listed no item${active > 0 ? `, which would make all ${active} of the integration's active products inactive` : ''}. ` +
+        'Nothing was changed. Check the source; to apply it anyway, sync with force.',
+    };
   }
-  options.onProgress?.(counts.fetched, total);
-  return newState();
+  const before = { ...counts, errors: [...counts.errors] };
+  const now = env.now();
+  try {
+    const recorded = await withTransaction(env.db, async (trx) => {
+      // Ours still (another process may have taken the run for dead): lock it to the end.
+      const current = await claimRun(trx, run);
+      const active = await countActiveMappedProducts(trx, integration.id);
+      let after = 0;
+      for (;;) {
+        signal.throwIfAborted();
+        const page = await pageStagedPayloads(trx, run.id, after, batchSize);
+        if (page.length === 0) break;
+        after = page[page.length - 1]!.seq;
+        await applyItems(
+          trx,
+          integration.id,
+          page.map((r) => JSON.parse(r.payload) as SourceItem),
+          { defaultCurrency: env.defaultCurrency, now, counts, counted: true },
+        );
+        options.onProgress?.(counts.fetched, total);
+      }
+      await deactivateUnstaged(trx, integration.id, run.id, { now, counts, batchSize, signal });
+      if (!options.force && active > 0 && counts.deactivated > maxDrop * active) {
+        throw new Held(
+          `held: this run would make ${counts.deactivated} of the integration's ${active} active products inactive ` +
+            `(${percent(counts.deactivated / active)}), more than settings.max_drop (${percent(maxDrop)}). ` +
+            'Nothing was changed. Check the source; to apply it anyway, sync with force.',
+        );
+      }
+      signal.throwIfAborted();
+      return recordOutcome(env, trx, current, {
+        status: 'succeeded',
+        counts,
+        ...(state ? { state } : {}),
+      });
+    });
+    return { status: 'succeeded', counts, recorded };
+  } catch (err) {
+    if (err instanceof Held) return { status: 'held', error: err.reason, counts };
+    // Nothing was applied: the counts of what was read only.
+    Object.assign(counts, stagedCounts(before));
+    throw err;
+  }
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 1000) / 10}%`;
+}
+
+/** The run's row, still running and ours, locked to the end of the transaction. */
+async function claimRun(trx: Executor, run: SyncRunRow): Promise<SyncRunRow> {
+  await updateSyncRun(trx, run.id, { heartbeat_ms: Date.now() });
+  const current = await findSyncRun(trx, run.id);
+  if (!current || current.status !== 'running' || current.owner !== run.owner) {
+    throw new Error('the run was ended by another process while it ran');
+  }
+  return current;
 }
 
 function progressOf(counts: SyncCounts) {
@@ -284,62 +437,66 @@ function progressOf(counts: SyncCounts) {
   };
 }
 
-/**
- * Records the end of a run, the integration's new state and the events, in one transaction:
- * integration.sync.completed or integration.sync.failed; integration.connected when a good
- * run brings back an integration in error, integration.disconnected when the platform refused
- * the credentials.
- */
-async function finishRun(
-  env: IntegrationEnv,
-  run: SyncRunRow,
-  outcome: ({ ok: true } | { ok: false; error: string; auth?: boolean }) & {
-    counts: SyncCounts;
-    state?: Record<string, unknown>;
-  },
-): Promise<SyncRun> {
-  const now = env.now();
+/** Records the end of a run that is still running, in a transaction of its own. */
+async function finishRun(env: IntegrationEnv, run: SyncRunRow, outcome: Outcome): Promise<SyncRun> {
   return withTransaction(env.db, async (trx) => {
     const current = await findSyncRun(trx, run.id);
     if (!current || current.status !== 'running') return presentSyncRun(current ?? run);
-    const finished: SyncRunRow = {
-      ...current,
-      ...progressOf(outcome.counts),
-      status: outcome.ok ? 'succeeded' : 'failed',
-      finished_at: now.toISOString(),
-      duration_ms: Math.max(0, now.getTime() - Date.parse(current.started_at)),
-      error: outcome.ok ? null : outcome.error,
-    };
-    await updateSyncRun(trx, run.id, finished);
-    await pruneSyncRuns(trx, run.integration_id, HISTORY_KEPT);
-    const syncRun = presentSyncRun(finished);
-    const integration = await findIntegrationById(trx, run.integration_id);
-    if (!integration) return syncRun;
-    const patch: IntegrationRowUpdate = {
-      updated_at: now.toISOString(),
-      product_count: await countLiveMappings(trx, run.integration_id),
-    };
-    if (outcome.ok) {
-      patch.last_sync_at = now.toISOString();
-      patch.last_error = null;
-      if (outcome.state) patch.state = JSON.stringify(outcome.state);
-      if (integration.status === 'error') patch.status = 'connected';
-    } else {
-      patch.last_error = outcome.error;
-      if (outcome.auth && integration.status === 'connected') patch.status = 'error';
-    }
-    await updateIntegrationRow(trx, run.integration_id, patch);
-    const after = presentIntegration({ ...integration, ...patch } as IntegrationRow);
-    await recordEvent(
-      trx,
-      outcome.ok ? 'integration.sync.completed' : 'integration.sync.failed',
-      syncRun,
-      now,
-    );
-    if (patch.status === 'connected') await recordEvent(trx, 'integration.connected', after, now);
-    if (patch.status === 'error') await recordEvent(trx, 'integration.disconnected', after, now);
-    return syncRun;
+    return recordOutcome(env, trx, current, outcome);
   });
+}
+
+const OUTCOME_EVENTS = {
+  succeeded: 'integration.sync.completed',
+  failed: 'integration.sync.failed',
+  held: 'integration.sync.held',
+} as const;
+
+/**
+ * Records the end of a run, the integration's new state and the events, in the caller's
+ * transaction: integration.sync.completed, .failed or .held; integration.connected when a
+ * good run brings back an integration in error, integration.disconnected when the platform
+ * refused the credentials. A held run leaves the integration as it was.
+ */
+async function recordOutcome(
+  env: IntegrationEnv,
+  trx: Executor,
+  current: SyncRunRow,
+  outcome: Outcome,
+): Promise<SyncRun> {
+  const now = env.now();
+  const finished: SyncRunRow = {
+    ...current,
+    ...progressOf(outcome.counts),
+    status: outcome.status,
+    finished_at: now.toISOString(),
+    duration_ms: Math.max(0, now.getTime() - Date.parse(current.started_at)),
+    error: outcome.status === 'succeeded' ? null : outcome.error,
+  };
+  await updateSyncRun(trx, current.id, finished);
+  await pruneSyncRuns(trx, current.integration_id, HISTORY_KEPT);
+  const syncRun = presentSyncRun(finished);
+  const integration = await findIntegrationById(trx, current.integration_id);
+  if (!integration) return syncRun;
+  const patch: IntegrationRowUpdate = {
+    updated_at: now.toISOString(),
+    product_count: await countLiveMappings(trx, current.integration_id),
+  };
+  if (outcome.status === 'succeeded') {
+    patch.last_sync_at = now.toISOString();
+    patch.last_error = null;
+    if (outcome.state) patch.state = JSON.stringify(outcome.state);
+    if (integration.status === 'error') patch.status = 'connected';
+  } else if (outcome.status === 'failed') {
+    patch.last_error = outcome.error;
+    if (outcome.auth && integration.status === 'connected') patch.status = 'error';
+  }
+  await updateIntegrationRow(trx, current.integration_id, patch);
+  const after = presentIntegration({ ...integration, ...patch } as IntegrationRow);
+  await recordEvent(trx, OUTCOME_EVENTS[outcome.status], syncRun, now);
+  if (patch.status === 'connected') await recordEvent(trx, 'integration.connected', after, now);
+  if (patch.status === 'error') await recordEvent(trx, 'integration.disconnected', after, now);
+  return syncRun;
 }
 
 /**

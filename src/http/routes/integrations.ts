@@ -19,6 +19,7 @@ import {
   IntegrationTestResult,
   IntegrationUpdate,
   SyncHistory,
+  SyncRequest,
   SyncRun,
   SyncStatus,
 } from '../../domain/integrations/schemas.js';
@@ -153,13 +154,18 @@ export const integrationRoutes = [
     method: 'post',
     path: '/v1/integrations/:id/sync',
     operationId: 'syncIntegration',
-    summary: 'Start a sync now; 202 with the run, 409 while one runs',
+    summary:
+      'Start a sync now; 202 with the run, 409 while one runs. {"force": true} applies a run the hold checks would hold',
     tag: 'Integrations',
     permission: 'write',
     params: IdParams,
+    body: SyncRequest,
     responses: { 202: { description: 'The run, started', schema: SyncRun }, ...ErrorResponses },
-    handler: async ({ params }, deps) => {
-      const { run } = await runnerOf(deps).start(params.id, { trigger: 'api' });
+    handler: async ({ params, body }, deps) => {
+      const { run } = await runnerOf(deps).start(params.id, {
+        trigger: 'api',
+        ...(body.force ? { force: true } : {}),
+      });
       return {
         status: 202,
         body: run,

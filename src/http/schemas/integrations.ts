@@ -9,6 +9,7 @@ import {
   ShopDomain,
   SyncError,
   SyncHistoryQuery,
+  SyncRequest,
   SyncRun,
   SyncStatus,
 } from '../../domain/integrations/schemas.js';
@@ -29,7 +30,7 @@ doc(
 );
 doc(
   Settings,
-  'Platform settings: url (feed URL, required for platform feed), bulk_threshold (Shopify), ...',
+  "Platform settings, checked on create and update (an unknown key or a bad value is 422 naming settings.<key>). Any platform: max_drop (0..1, default 0.2: a sync that would make more than this share of active products inactive is held), timeout_s (a sync's total deadline, 1..86400, default 600). feed: url (required; a user:password in it moves into the credentials), max_bytes, format (csv, tsv, json, ndjson, xml), timeout_ms. shopify: api_version, bulk_threshold, bulk_poll_seconds, currency, scheme. woocommerce: currency, scheme",
 );
 docFields(IntegrationCreate, { platform: 'shopify, woocommerce or feed' });
 docFields(IntegrationUpdate, {
@@ -67,11 +68,17 @@ docFields(
     deactivated: 'Products made inactive because their item is gone from the platform',
     failed: 'Items that could not become products',
     errors: 'The first 100 item errors',
-    error: 'Why the run failed',
-    trigger: 'api, cli, schedule or start',
+    status:
+      'running; succeeded; failed (nothing was applied); held (nothing was applied: the run read no item, or would have made more than settings.max_drop of the active products inactive; the counts say what it would have done)',
+    error: 'Why the run failed or was held',
+    trigger: 'api, cli, schedule or start; "(force)" after it for a forced run',
   },
   { id: 'SyncRun', description: 'One sync run of an integration' },
 );
+docFields(SyncRequest, {
+  force:
+    'true: apply the run even when the hold checks would hold it (no item read, more than max_drop made inactive); a failure still applies nothing',
+});
 docFields(SyncStatus, {
   current: 'The run under way, if any',
   last: 'The last finished run, if any',
