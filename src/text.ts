@@ -10,7 +10,7 @@
 
 /** Why a string is refused, in a few words; undefined when it is acceptable. */
 export function textProblem(value: string): string | undefined {
-  if (value.includes('\u0000')) return 'must not contain NUL (U+0000) characters';
+  if (value.includes('\u0000')) return 'must not contain NUL characters';
   if (!value.isWellFormed()) return 'must be valid Unicode (it has a lone surrogate)';
   return undefined;
 }

@@ -236,10 +236,10 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
           if ('ignore' in result) continue;
           // Text a store cannot hold (an NDJSON line's \u0000, say): the line fails alone.
           const bad = 'bad' in result ? result.bad : textFaultOf(result.record, result.host);
-          if (bad !== undefined) {
+          if (bad !== undefined || 'bad' in result) {
             fileSummary.bad++;
             if (summary.bad_lines.length < BAD_LINES_LISTED)
-              summary.bad_lines.push({ file, line: n, reason: bad });
+              summary.bad_lines.push({ file, line: n, reason: bad ?? 'unreadable' });
             continue;
           }
           if (
