@@ -106,7 +106,8 @@ function textFaultOfRow(
         continue;
       }
       const fault = findTextFault(parsed);
-      if (fault) return { column: `${column} (at ${fault.field || 'the top'})`, reason: fault.reason };
+      if (fault)
+        return { column: `${column} (at ${fault.field || 'the top'})`, reason: fault.reason };
     }
   }
   return undefined;

@@ -4,6 +4,7 @@
  * refused where it enters, with the same answer on both stores (CONTRACT part 6).
  */
 import Database from 'better-sqlite3';
+import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { openStoreAt } from '../../src/db/store.js';
@@ -11,7 +12,8 @@ import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl, syncAndWait } from '../support/integrations.js';
 import { productBody, startTestServer } from '../support/server.js';
 import { runCli } from '../support/cli.js';
-import { freshDatabaseUrl, onPostgres } from '../support/store.js';
+import { freshDatabaseUrl, onPostgres, testStoreEnv } from '../support/store.js';
+import { signInDashboard } from '../support/dashboard.js';
 
 const PRIVATE = { ALLOW_PRIVATE_TARGETS: 'true' };
 
@@ -106,17 +108,18 @@ t.test('analytics events whose product_id or agent holds U+0000 are refused', as
     t.equal(res.body.error.code, 'INVALID_FIELD_VALUE');
     t.same(res.body.error.details, { field, reason });
   }
-  const stored = await s.server.store.db
-    .selectFrom('interactions')
-    .select('id')
-    .execute();
+  const stored = await s.server.store.db.selectFrom('interactions').select('id').execute();
   t.equal(stored.length, 0, 'nothing was recorded');
 });
 
 t.test('a product attribute key or value holding U+0000 is 422 naming it', async (t) => {
   const s = await startTestServer(t);
   const cases: Array<[Record<string, unknown>, string, string]> = [
-    [{ attributes: { color: 'bl\u0000ue' } }, 'attributes.color', 'must not contain NUL characters'],
+    [
+      { attributes: { color: 'bl\u0000ue' } },
+      'attributes.color',
+      'must not contain NUL characters',
+    ],
     [
       { attributes: { 'col\u0000or': 'blue' } },
       'attributes.col\\u0000or',
@@ -254,3 +257,53 @@ t.test(
     t.equal(done.status, 0, done.stderr);
   },
 );
+
+t.test('the dashboard refuses U+0000 in a form, a query or a path id alike', async (t) => {
+  const s = await startTestServer(t);
+  const dash = await signInDashboard(s, s.keys.admin);
+  const posted = await dash.post('/dashboard/products', { name: 'a\u0000b', price: '5' });
+  t.equal(posted.status, 422);
+  t.match(posted.text, /name must not contain NUL characters\. Nothing was changed\./);
+  const query = await dash.get('/dashboard/products?q=a%00b');
+  t.equal(query.status, 422);
+  t.match(query.text, /q must not contain NUL characters/);
+  for (const page of ['products', 'feeds', 'webhooks', 'integrations']) {
+    const res = await dash.get(`/dashboard/${page}/a%00b`);
+    t.equal(res.status, 404, `/dashboard/${page}/a%00b`);
+  }
+  t.equal((await s.request('GET', '/v1/products')).body.pagination.total, 0, 'nothing written');
+});
+
+t.test('an imported log line holding U+0000 fails alone, with its reason', async (t) => {
+  const dir = t.testdir({});
+  const line = (ray: string, ua: string) =>
+    JSON.stringify({
+      ClientRequestHost: 'feeds.example.com',
+      ClientRequestMethod: 'GET',
+      ClientRequestPath: '/v1/index.json',
+      ClientRequestUserAgent: ua,
+      EdgeResponseBytes: 10,
+      EdgeResponseStatus: 200,
+      EdgeStartTimestamp: '2026-11-24T10:15:32Z',
+      RayID: ray,
+    });
+  const file = path.join(dir, 'cf.ndjson');
+  fs.writeFileSync(
+    file,
+    [
+      line('r1', 'GPTBot/1.1'),
+      line('r2', 'Bad\u0000Bot'),
+      line('r3', 'x\udc00'),
+      line('r4', 'ClaudeBot/1.0'),
+    ].join('\n') + '\n',
+  );
+  const env = { DATA_DIR: dir, ...(await testStoreEnv(dir)) };
+  const res = runCli(['analytics', 'import', '--json', file], env);
+  t.equal(res.status, 0, res.stderr);
+  const summary = JSON.parse(res.stdout);
+  t.match(summary, { lines: 4, imported: 2, bad: 2 });
+  t.same(summary.bad_lines, [
+    { file, line: 2, reason: 'user agent must not contain NUL characters' },
+    { file, line: 3, reason: 'user agent must be valid Unicode (it has a lone surrogate)' },
+  ]);
+});

@@ -130,7 +130,11 @@ function bodyWith(base: Json, path: Step[], value: string): Json {
     }
     const next = path[i + 1];
     const wantArray = typeof next === 'number';
-    if (at[step] === null || typeof at[step] !== 'object' || Array.isArray(at[step]) !== wantArray) {
+    if (
+      at[step] === null ||
+      typeof at[step] !== 'object' ||
+      Array.isArray(at[step]) !== wantArray
+    ) {
       at[step] = wantArray ? [] : {};
     }
     at = at[step];
@@ -256,8 +260,7 @@ t.test('arbitrary text at every entrance of every route: no 5xx, refusals by nam
     for (const param of [...op.queryParams, KEY] as Array<string | typeof KEY>) {
       const label = param === KEY ? 'a query parameter name' : `query ${param}`;
       await run(`${name}: ${label}`, async (value) => {
-        const query =
-          param === KEY ? `${encode(value)}=1` : `${encode(param)}=${encode(value)}`;
+        const query = param === KEY ? `${encode(value)}=1` : `${encode(param)}=${encode(value)}`;
         const res = await send(s, op, urlOf(op, {}, query), base);
         const what = `${name} ${label} ${JSON.stringify(value)}`;
         expect(res.status < 500, what, res);
