@@ -234,12 +234,10 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
           }
           const result = parser.parse(line);
           if ('ignore' in result) continue;
-          // Text a store cannot hold (an NDJSON line's \u0000, say): the line fails alone.
-          const bad = 'bad' in result ? result.bad : textFaultOf(result.record, result.host);
-          if (bad !== undefined || 'bad' in result) {
+          if ('bad' in result) {
             fileSummary.bad++;
             if (summary.bad_lines.length < BAD_LINES_LISTED)
-              summary.bad_lines.push({ file, line: n, reason: bad ?? 'unreadable' });
+              summary.bad_lines.push({ file, line: n, reason: result.bad });
             continue;
           }
           if (
@@ -247,6 +245,14 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
             !options.isDiscoveryPath(result.record.path)
           ) {
             fileSummary.skipped++;
+            continue;
+          }
+          // Text a store cannot hold (an NDJSON line's \u0000, say): the line fails alone.
+          const unfit = textFaultOf(result.record);
+          if (unfit) {
+            fileSummary.bad++;
+            if (summary.bad_lines.length < BAD_LINES_LISTED)
+              summary.bad_lines.push({ file, line: n, reason: unfit });
             continue;
           }
           batch.push(result.record);
@@ -292,14 +298,13 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
 }
 
 /** Why a parsed line's text cannot be stored (src/text.ts), or undefined. */
-function textFaultOf(record: AccessRecord, host: string | null): string | undefined {
+function textFaultOf(record: AccessRecord): string | undefined {
   const fields: Array<[string, string | null | undefined]> = [
     ['path', record.path],
     ['method', record.method],
     ['user agent', record.userAgent],
     ['signature agent', record.signatureAgent],
     ['request id', record.dedupeKey],
-    ['host', host],
   ];
   for (const [name, value] of fields) {
     const problem = typeof value === 'string' ? textProblem(value) : undefined;
