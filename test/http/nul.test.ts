@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { openStoreAt } from '../../src/db/store.js';
+import type { AccessRecord } from '../../src/domain/analytics/access-record.js';
+import { MAX_RECORDED_AGENT, recordAccess } from '../../src/domain/analytics/interactions.js';
 import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl, syncAndWait } from '../support/integrations.js';
 import { productBody, startTestServer } from '../support/server.js';
@@ -307,3 +309,27 @@ t.test('an imported log line holding U+0000 fails alone, with its reason', async
     { file, line: 3, reason: 'user agent must be valid Unicode (it has a lone surrogate)' },
   ]);
 });
+
+t.test(
+  'a recorded request keeps its count, with U+FFFD for text a store cannot hold',
+  async (t) => {
+    const s = await startTestServer(t);
+    const db = s.server.store.db;
+    const at = new Date('2026-11-24T10:00:00Z');
+    const base = { at, method: 'GET', status: 200, bytes: 1, dedupeKey: null, source: 'server' };
+    // A cut at the recorded length that would split a surrogate pair keeps no half of it.
+    const long = `${'a'.repeat(MAX_RECORDED_AGENT - 1)}🛒`;
+    const result = await recordAccess(db, [
+      { ...base, path: '/v1/index.json\u0000', userAgent: 'GPT\u0000Bot \ud800' },
+      { ...base, path: '/v1/index.json', userAgent: long },
+    ] as AccessRecord[]);
+    t.equal(result.stored, 2);
+    const rows = await db
+      .selectFrom('interactions')
+      .select(['path', 'user_agent'])
+      .orderBy('id')
+      .execute();
+    t.same(rows[0], { path: '/v1/index.json\uFFFD', user_agent: 'GPT\uFFFDBot \uFFFD' });
+    t.equal(rows[1]!.user_agent, `${'a'.repeat(MAX_RECORDED_AGENT - 1)}\uFFFD`);
+  },
+);
