@@ -11,7 +11,9 @@ import { parseInput, refuseUnacceptableText } from './validate.js';
 export function handlerOf(route: RouteDef, deps: AppDeps): (ctx: Koa.Context) => Promise<void> {
   return async (ctx) => {
     const state = requestState(ctx);
-    refuseUnacceptableText(route, ctx.params, ctx.query, ctx.request.body);
+    // No query string (most reads): nothing to parse or look through.
+    const query = ctx.querystring === '' ? {} : ctx.query;
+    refuseUnacceptableText(route, ctx.params, query, ctx.request.body);
     const reply = await route.handler(
       {
         params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,

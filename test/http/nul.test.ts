@@ -333,3 +333,22 @@ t.test(
     t.equal(rows[1]!.user_agent, `${'a'.repeat(MAX_RECORDED_AGENT - 1)}\uFFFD`);
   },
 );
+
+t.test('a refusal under an Idempotency-Key is kept and replayed', async (t) => {
+  const s = await startTestServer(t);
+  const send = () =>
+    s.request('POST', '/v1/products', {
+      body: productBody({ attributes: { 'col\u0000or': 'x\u0000' } }),
+      headers: { 'idempotency-key': 'nul-1' },
+    });
+  const first = await send();
+  t.equal(first.status, 422, first.text);
+  t.equal(
+    first.body.error.details,
+    'attributes.col\\u0000or: name must not contain NUL characters',
+  );
+  const again = await send();
+  t.equal(again.status, 422);
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.same(again.body, first.body);
+});
