@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadConfig } from '../config.js';
-import { copyStore, CopyMismatchError, TargetNotEmptyError } from '../db/copy.js';
+import { copyStore, CopyMismatchError, CopyRowError, TargetNotEmptyError } from '../db/copy.js';
 import {
   describeLocation,
   openStore,
@@ -128,7 +128,11 @@ export async function runStore(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     progress?.clear();
-    if (err instanceof TargetNotEmptyError || err instanceof CopyMismatchError) {
+    if (
+      err instanceof TargetNotEmptyError ||
+      err instanceof CopyMismatchError ||
+      err instanceof CopyRowError
+    ) {
       if (json) {
         console.log(
           JSON.stringify({
@@ -137,6 +141,7 @@ export async function runStore(argv: string[]): Promise<number> {
             ok: false,
             error: err.message,
             ...(err instanceof CopyMismatchError ? { tables: err.tables } : {}),
+            ...(err instanceof CopyRowError ? { table: err.table, row: err.rowKey } : {}),
           }),
         );
       } else console.error(`agentshelf store copy: ${err.message}`);

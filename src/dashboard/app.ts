@@ -5,6 +5,7 @@ import type { AppDeps } from '../http/route.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import { findApiKey } from '../domain/access/api-keys.js';
 import { AppError } from '../errors.js';
+import { findTextFault, isAcceptableText } from '../text.js';
 import { SecretBox } from '../domain/integrations/secret-box.js';
 import { markup, type Html } from './html.js';
 import { page, type Viewer } from './layout.js';
@@ -122,6 +123,20 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
   app.use(
     bodyParser({ enableTypes: ['form'], formLimit: '256kb', encoding: 'utf-8' }) as Koa.Middleware,
   );
+  // Text a store cannot hold (src/text.ts) in a form field or query parameter: refused as the
+  // API refuses it (CONTRACT part 6), before any page reads it; nothing is changed.
+  app.use(async (ctx, next) => {
+    const fault =
+      findTextFault({ ...ctx.query }) ?? findTextFault((ctx.request as { body?: unknown }).body);
+    if (!fault) return next();
+    renderTo(ctx, undefined)(
+      'Error',
+      '',
+      markup`<div class="error" role="alert">${fault.field} ${fault.reason}. Nothing was changed.</div>
+        <p><a href="/dashboard">Back to the dashboard</a></p>`,
+      422,
+    );
+  });
 
   const router = new Router();
   router.get(STYLESHEET_PATH, (ctx) => {
@@ -238,6 +253,10 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
         return forbiddenCsrf(ctx);
       }
       const render = renderTo(ctx, who.viewer);
+      if (Object.values(ctx.params).some((v) => typeof v === 'string' && !isAcceptableText(v))) {
+        render('Not found', '', markup`<p>There is no such page.</p>`, 404);
+        return;
+      }
       if (!LEVELS[route.permission]!.includes(who.viewer.level)) {
         render(
           'Not allowed',

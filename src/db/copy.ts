@@ -4,6 +4,7 @@ import { insertValuesInChunks } from './insert-in-chunks.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
 import { openStoreAt, type Store } from './store.js';
+import { findTextFault, showText, textProblem } from '../text.js';
 
 /** Any table by name: the copy reads its table list from the schema, not from types. */
 type AnyDb = Kysely<Record<string, Record<string, unknown>>>;
@@ -59,6 +60,57 @@ export class CopyMismatchError extends Error {
     );
     this.name = 'CopyMismatchError';
   }
+}
+
+/**
+ * A row the target cannot take: text a store cannot hold (U+0000 or a lone surrogate, which
+ * SQLite stores of older versions may hold), or a write the target refused. Names the table
+ * and the row by its primary key, in one line.
+ */
+export class CopyRowError extends Error {
+  constructor(
+    readonly table: string,
+    /** The row's primary key, `id=prod_1` (several columns: `day=2026-01-01, product_id=p`). */
+    readonly rowKey: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`table ${table}, row ${rowKey}: ${problem}; nothing was committed`, options);
+    this.name = 'CopyRowError';
+  }
+}
+
+/** A row's key as `column=value`s (text shown with refused characters escaped). */
+function rowKeyOf(row: Record<string, unknown>, key: string[]): string {
+  const columns = key.length > 0 ? key : Object.keys(row).slice(0, 1);
+  return columns.map((c) => `${c}=${showText(String(row[c] ?? 'null'))}`).join(', ');
+}
+
+/** The first column of a row whose text the target could not hold, and why. */
+function textFaultOfRow(
+  row: Record<string, unknown>,
+  columns: string[],
+): { column: string; reason: string } | undefined {
+  for (const column of columns) {
+    const value = row[column];
+    if (typeof value !== 'string') continue;
+    const reason = textProblem(value);
+    if (reason) return { column, reason };
+    // JSON held as text (SQLite) goes into a jsonb column (PostgreSQL), which cannot hold a
+    // \u0000 escape: JSON whose parsed text a store cannot hold is refused alike.
+    if ((value.startsWith('{') || value.startsWith('[')) && value.includes('\\u')) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        continue;
+      }
+      const fault = findTextFault(parsed);
+      if (fault)
+        return { column: `${column} (at ${fault.field || 'the top'})`, reason: fault.reason };
+    }
+  }
+  return undefined;
 }
 
 /** Tables in an order where every table comes after the tables its foreign keys reference. */
@@ -143,6 +195,7 @@ export async function copyStore(
     await dialectOf(target.db).foreignKeyParents(target.db),
   );
   const empty = await freshCounts();
+  const keys = await dialectOf(source.db).primaryKeys(source.db);
 
   const reader = source.openReader();
   try {
@@ -170,13 +223,33 @@ export async function copyStore(
           options.onProgress?.({ table: order[0] ?? '', done, total });
           for (const table of order) {
             const columns = sourceTables.get(table)!;
+            const key = keys.get(table) ?? [];
+            let firstKey = '';
             const write = async (rows: unknown[][]) => {
-              await insertValuesInChunks(trx, table as keyof Database, columns as never, rows);
+              try {
+                await insertValuesInChunks(trx, table as keyof Database, columns as never, rows);
+              } catch (err) {
+                // One line for the operator: the table, the batch's first row and the reason.
+                const reason = showText(err instanceof Error ? err.message : String(err));
+                throw new CopyRowError(table, `${firstKey} (or one after it)`, reason, {
+                  cause: err,
+                });
+              }
               done += rows.length;
               options.onProgress?.({ table, done, total });
             };
             let batch: unknown[][] = [];
             for await (const row of snap.selectFrom(table).selectAll().stream(batchRows)) {
+              // Checked on every store: the same copy succeeds or fails alike whatever the target.
+              const fault = textFaultOfRow(row, columns);
+              if (fault) {
+                throw new CopyRowError(
+                  table,
+                  rowKeyOf(row, key),
+                  `column ${fault.column} ${fault.reason}`,
+                );
+              }
+              if (batch.length === 0) firstKey = rowKeyOf(row, key);
               batch.push(columns.map((c) => row[c] ?? null));
               if (batch.length >= batchRows) {
                 await write(batch);

@@ -51,6 +51,8 @@ export interface DialectSql {
    * before children).
    */
   foreignKeyParents(db: QueryExecutorProvider): Promise<Map<string, string[]>>;
+  /** For each table, the columns of its primary key, in key order (`store copy` names a row by them). */
+  primaryKeys(db: QueryExecutorProvider): Promise<Map<string, string[]>>;
   /**
    * Turns the schema's own triggers off in a transaction (`store copy` writes every table as
    * it is, counters included, so a trigger must not count the rows a second time) and returns

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isHttpUrl } from './catalogue/url.js';
+import { textProblem } from '../text.js';
 
 /** Marks an issue as "too long" so the error handler can answer FIELD_TOO_LONG. */
 export const TOO_LONG = 'too_long';
@@ -19,14 +20,9 @@ export function text(max: number, options: { min?: number } = {}) {
   const min = options.min ?? 0;
   return z.string().check((ctx) => {
     const value = ctx.value;
-    if (!value.isWellFormed()) {
-      ctx.issues.push({
-        code: 'custom',
-        input: value,
-        message: 'must be valid Unicode (it has a lone surrogate)',
-      });
-    } else if (value.includes('\u0000')) {
-      ctx.issues.push({ code: 'custom', input: value, message: 'must not contain NUL characters' });
+    const problem = textProblem(value);
+    if (problem) {
+      ctx.issues.push({ code: 'custom', input: value, message: problem });
     } else if (min > 0 && value.trim().length === 0) {
       ctx.issues.push({ code: 'custom', input: value, message: 'must not be empty' });
     } else if (codePointLength(value) > max) {

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { requestState } from './request-state.js';
 import { JsonBytes, type AppDeps, type Reply, type RouteDef } from './route.js';
-import { parseInput } from './validate.js';
+import { parseInput, refuseUnacceptableText } from './validate.js';
 
 /**
  * The route's last step: validates params, query and body, calls the handler and sends its
@@ -11,6 +11,9 @@ import { parseInput } from './validate.js';
 export function handlerOf(route: RouteDef, deps: AppDeps): (ctx: Koa.Context) => Promise<void> {
   return async (ctx) => {
     const state = requestState(ctx);
+    // No query string (most reads): nothing to parse or look through.
+    const query = ctx.querystring === '' ? {} : ctx.query;
+    refuseUnacceptableText(route, ctx.params, query, ctx.request.body);
     const reply = await route.handler(
       {
         params: route.params ? parseInput(route.params, ctx.params, 'params') : undefined,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError, type ErrorKind } from '../errors.js';
 import { TOO_LONG } from '../domain/fields.js';
+import { findTextFault, isAcceptableText, type TextFault } from '../text.js';
 
 export type InputPlace = 'body' | 'query' | 'params';
 
@@ -119,4 +120,57 @@ export function parseInput<S extends z.ZodType>(
   const result = schema.safeParse(input);
   if (!result.success) throw toAppError(result.error, place, input);
   return result.data;
+}
+
+/**
+ * The noun a route's 404 names: the path segment before its last parameter, in the singular
+ * (`/v1/webhooks/:id/deliveries/:delivery_id` -> delivery).
+ */
+function resourceOf(path: string): string {
+  const segments = path.split('/');
+  let last = segments.length - 1;
+  while (last > 0 && !segments[last]!.startsWith(':')) last--;
+  const noun = segments[last - 1] ?? 'resource';
+  const singular = noun.endsWith('ies')
+    ? `${noun.slice(0, -3)}y`
+    : noun.endsWith('s')
+      ? noun.slice(0, -1)
+      : noun;
+  return singular.replace(/[-_]/g, ' ');
+}
+
+/**
+ * Refuses text a store cannot hold (src/text.ts) before any schema or handler sees the
+ * request, so no route can forget it (CONTRACT part 6): an id in the path is not found (404),
+ * a query parameter is invalid (400), a body field anywhere in the JSON, key or value, is
+ * invalid (422). The field is named with the refused characters shown as `\u0000`.
+ */
+export function refuseUnacceptableText(
+  route: { path: string; body?: unknown },
+  params: Record<string, unknown>,
+  query: Record<string, unknown>,
+  body: unknown,
+): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value === 'string' && !isAcceptableText(value)) {
+      const resource = resourceOf(route.path);
+      throw new AppError('not_found', `No ${resource} with that ${name}.`, {
+        field: name,
+        reason: 'not found',
+      });
+    }
+  }
+  const inQuery = findTextFault(query);
+  if (inQuery) raise('invalid_query_parameter', inQuery);
+  if (route.body) {
+    const inBody = findTextFault(body);
+    if (inBody) raise('invalid_field', { ...inBody, field: inBody.field || 'body' });
+  }
+}
+
+function raise(kind: ErrorKind, fault: TextFault): never {
+  throw new AppError(kind, `${fault.field} ${fault.reason}.`, {
+    field: fault.field,
+    reason: fault.reason,
+  });
 }

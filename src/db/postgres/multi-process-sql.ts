@@ -18,6 +18,7 @@ export const postgresMultiProcessSql: Pick<
   | 'lockOutbox'
   | 'continueSequences'
   | 'foreignKeyParents'
+  | 'primaryKeys'
   | 'suspendTriggers'
   | 'allowLongStatements'
 > = {
@@ -61,6 +62,19 @@ export const postgresMultiProcessSql: Pick<
       parents.set(child, list);
     }
     return parents;
+  },
+  primaryKeys: async (db) => {
+    const { rows } = await sql<{ table: string; column: string }>`
+      select c.relname as "table", a.attname as "column"
+      from pg_index i
+      join pg_class c on c.oid = i.indrelid
+      cross join lateral unnest(i.indkey) with ordinality as k(attnum, n)
+      join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum
+      where i.indisprimary and c.relnamespace = current_schema()::regnamespace
+      order by c.relname, k.n`.execute(db);
+    const keys = new Map<string, string[]>();
+    for (const { table, column } of rows) keys.set(table, [...(keys.get(table) ?? []), column]);
+    return keys;
   },
   // SET LOCAL: for this transaction only; the pool's connection keeps its statement_timeout.
   allowLongStatements: async (trx) => {

@@ -39,6 +39,15 @@ export const sqliteSql: DialectSql = {
     }
     return parents;
   },
+  primaryKeys: async (db) => {
+    const { rows } = await sql<{ table: string; column: string }>`
+      select m.name as "table", p.name as "column" from sqlite_master m, pragma_table_info(m.name) p
+      where m.type = 'table' and m.name not like 'sqlite_%' and p.pk > 0
+      order by m.name, p.pk`.execute(db);
+    const keys = new Map<string, string[]>();
+    for (const { table, column } of rows) keys.set(table, [...(keys.get(table) ?? []), column]);
+    return keys;
+  },
   allowLongStatements: async () => {},
   // SQLite cannot switch a trigger off: drop them and create them again, in the transaction.
   suspendTriggers: async (trx) => {

@@ -29,6 +29,7 @@ import { withTransaction, type Executor } from '../../db/transaction.js';
 import { SLUG_PATTERN } from '../discovery/slug.js';
 import type { AccessRecord, AgentClass } from './access-record.js';
 import { classifyAgent } from './classify.js';
+import { keptText } from '../../text.js';
 
 export interface RecordResult {
   /** Interactions written. */
@@ -80,18 +81,18 @@ export function brandOfPath(path: string): string | null {
 
 /** The interaction row of one request seen by a server or a CDN. */
 export function accessRow(record: AccessRecord, who: AgentClass): NewInteractionRow {
-  const path = record.path.slice(0, MAX_RECORDED_PATH);
+  const path = keptText(record.path, MAX_RECORDED_PATH);
   return {
     at: storedTimestamp(record.at),
     source: record.source,
-    method: record.method.slice(0, 16),
+    method: keptText(record.method, 16),
     path,
     brand: record.source === 'export' ? null : brandOfPath(path),
     product_id: null,
     status: record.status,
     bytes: record.bytes,
-    user_agent: record.userAgent === null ? null : record.userAgent.slice(0, MAX_RECORDED_AGENT),
-    agent: who.agent === null ? null : who.agent.slice(0, MAX_RECORDED_AGENT),
+    user_agent: record.userAgent === null ? null : keptText(record.userAgent, MAX_RECORDED_AGENT),
+    agent: who.agent === null ? null : keptText(who.agent, MAX_RECORDED_AGENT),
     operator: who.operator,
     kind: who.kind,
     verified: who.verified ? 1 : 0,
@@ -141,7 +142,7 @@ export function eventAgent(agent: string | null | undefined): AgentClass {
     const who = classifyAgent(agent);
     if (isAiKind(who.kind)) return { ...who, verified: false };
     return {
-      agent: agent.slice(0, MAX_RECORDED_AGENT),
+      agent: keptText(agent, MAX_RECORDED_AGENT),
       operator: null,
       kind: 'agent',
       verified: false,

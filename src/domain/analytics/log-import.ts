@@ -10,6 +10,7 @@ import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
 import type { AccessRecord } from './access-record.js';
 import { createParser, detectFormat, type LineParser, type LogFormat } from './log-formats.js';
+import { textProblem } from '../../text.js';
 
 /** Stores a batch; answers how many were new and how many were seen before. */
 export type AccessSink = (
@@ -246,6 +247,14 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
             fileSummary.skipped++;
             continue;
           }
+          // Text a store cannot hold (an NDJSON line's \u0000, say): the line fails alone.
+          const unfit = textFaultOf(result.record);
+          if (unfit) {
+            fileSummary.bad++;
+            if (summary.bad_lines.length < BAD_LINES_LISTED)
+              summary.bad_lines.push({ file, line: n, reason: unfit });
+            continue;
+          }
           batch.push(result.record);
           if (batch.length >= batchSize) await flush();
         }
@@ -286,4 +295,20 @@ export async function importLogs(files: string[], options: ImportOptions): Promi
   }
   summary.duration_ms = Math.round(performance.now() - started);
   return summary;
+}
+
+/** Why a parsed line's text cannot be stored (src/text.ts), or undefined. */
+function textFaultOf(record: AccessRecord): string | undefined {
+  const fields: Array<[string, string | null | undefined]> = [
+    ['path', record.path],
+    ['method', record.method],
+    ['user agent', record.userAgent],
+    ['signature agent', record.signatureAgent],
+    ['request id', record.dedupeKey],
+  ];
+  for (const [name, value] of fields) {
+    const problem = typeof value === 'string' ? textProblem(value) : undefined;
+    if (problem) return `${name} ${problem}`;
+  }
+  return undefined;
 }

@@ -17,6 +17,8 @@ import { createProducts, presentProduct, updateProduct } from '../products/produ
 import { ProductCreate, type ProductCreateInput } from '../products/schemas.js';
 import type { SyncError } from './schemas.js';
 import type { SourceItem, SourceProduct } from './source.js';
+import { screenItem } from './item-text.js';
+import { isAcceptableText } from '../../text.js';
 
 /** At most this many item errors are kept per run (the count goes on). */
 export const MAX_ERRORS = 100;
@@ -103,7 +105,8 @@ export async function applyItems(
 ): Promise<void> {
   const { counts, now } = options;
   const products: Extract<SourceItem, { kind: 'product' }>[] = [];
-  for (const item of items) {
+  for (const given of items) {
+    const item = screenItem(given);
     if (item.kind === 'error') {
       if (!options.counted) counts.fetched++;
       // Still on the platform: its product (from an earlier good version) is kept as it is.
@@ -395,12 +398,13 @@ export async function applyWebhookChange(
     const groups = new Set<string>();
     for (const item of change.items) {
       const group = item.kind === 'product' ? item.product.attributes?.item_group_id : undefined;
-      if (typeof group === 'string') groups.add(group);
+      if (typeof group === 'string' && isAcceptableText(group)) groups.add(group);
     }
     const stale = (await findLiveMappingsOfGroups(trx, integrationId, [...groups])).filter(
       (m) => !seen.has(m.external_id),
     );
-    const removed = await findLiveMappingsOfGroups(trx, integrationId, change.removedGroupIds);
+    const removedGroupIds = change.removedGroupIds.filter(isAcceptableText);
+    const removed = await findLiveMappingsOfGroups(trx, integrationId, removedGroupIds);
     await deactivateMappings(trx, integrationId, [...stale, ...removed], options);
   });
 }
