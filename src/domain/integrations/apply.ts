@@ -214,7 +214,9 @@ export async function stageItems(
   const { counts } = options;
   const staged: StagedItem[] = [];
   const products: Extract<SourceItem, { kind: 'product' }>[] = [];
-  for (const item of items) {
+  for (const given of items) {
+    // Text a store cannot hold never reaches a query (CONTRACT part 6): a failed item.
+    const item = screenItem(given);
     if (item.kind === 'error') {
       counts.fetched++;
       fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
