@@ -181,11 +181,17 @@ export class AtomicFile implements OpenFile {
 
   /** Stops every stream and removes the temporary files. */
   private async discard(): Promise<void> {
-    this.out.destroy();
-    this.gzip?.destroy();
-    this.gzipOut?.destroy();
-    this.brotli?.destroy();
-    this.brotliOut?.destroy();
+    // A file stream still opening creates its file after destroy(): wait for every stream to
+    // close, so the temporaries are on disk (or never will be) before they are removed.
+    const streams = [this.out, this.gzip, this.gzipOut, this.brotli, this.brotliOut];
+    await Promise.all(
+      streams.map((stream) => {
+        if (!stream || stream.closed) return undefined;
+        const closed = once(stream, 'close').catch(() => undefined);
+        stream.destroy();
+        return closed;
+      }),
+    );
     await removeQuietly(this.tmp);
     if (this.gzipTmp) await removeQuietly(this.gzipTmp);
     if (this.brotliTmp) await removeQuietly(this.brotliTmp);
