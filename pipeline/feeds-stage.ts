@@ -7,7 +7,7 @@ import {
   listFeedsToGenerate,
   type FeedSourceRow,
 } from '../src/db/queries/feeds.js';
-import { feedDiagnosticsPath, feedFilePath, feedsDirectory } from '../src/domain/feeds/files.js';
+import { FEED_CONTENT_TYPES, feedsDirectory } from '../src/domain/feeds/files.js';
 import { FEED_ISSUES_BY_CODE, feedSettings } from '../src/domain/feeds/record.js';
 import {
   recordFeedFailed,
@@ -17,7 +17,8 @@ import {
 } from '../src/domain/feeds/feeds.js';
 import { formatFeedPage } from './feed-page.js';
 import { FEED_FORMATTERS } from './feed-formats.js';
-import { AtomicFile, removeStaleTemporaries } from './publish.js';
+import { FsPublisher, removeStaleTemporaries } from '../src/publish/fs.js';
+import type { OpenFile, Publisher } from '../src/publish/publisher.js';
 import { messageOf, type PipelineContext, type Stage, type StageOutput } from './stage.js';
 
 /** Products read at once: one query per page, a page in memory. */
@@ -30,7 +31,7 @@ const PAGE = 1000;
 const GZIP_LEVEL = 3;
 const FEED_FILE = /^(feed_[A-Za-z0-9]+)\.(json|csv|xml|diagnostics\.ndjson)(\.gz)?$/;
 
-async function write(file: AtomicFile, text: string): Promise<void> {
+async function write(file: OpenFile, text: string): Promise<void> {
   if (text === '') return;
   const wait = file.write(text);
   if (wait) await wait;
@@ -64,20 +65,23 @@ function summarise(counts: Map<string, number>): FeedPublication['diagnostics'][
  */
 async function generateFeed(
   ctx: PipelineContext,
+  publisher: Publisher,
   feed: FeedRow,
   onProgress: (done: number) => void,
 ): Promise<FeedPublication & { bytes: number }> {
   const started = performance.now();
-  const { DATA_DIR, STORE_NAME, FEEDS_URL } = ctx.config;
+  const { STORE_NAME, FEEDS_URL } = ctx.config;
   const formatter = FEED_FORMATTERS[feed.format];
   const meta = { id: feed.id, name: feed.name, storeName: STORE_NAME, storeUrl: FEEDS_URL };
   const settings = feedSettings(STORE_NAME, FEEDS_URL);
   const previous = feed.published_format === feed.format ? feed.sha256 : null;
-  const file = new AtomicFile(feedFilePath(DATA_DIR, feed.id, feed.format), {
+  const file = publisher.open(`${feed.id}.${feed.format}`, {
+    contentType: FEED_CONTENT_TYPES[feed.format],
     gzipLevel: GZIP_LEVEL,
     ...(previous ? { previousSha256: previous } : {}),
   });
-  const diagnostics = new AtomicFile(feedDiagnosticsPath(DATA_DIR, feed.id), {
+  const diagnostics = publisher.open(`${feed.id}.diagnostics.ndjson`, {
+    contentType: 'application/x-ndjson; charset=utf-8',
     gzipLevel: GZIP_LEVEL,
   });
   try {
@@ -143,12 +147,11 @@ async function generateFeed(
  * Removes files no feed publishes any more: deleted feeds, inactive feeds, and the old
  * format of a feed whose format changed. Inactive feeds are then recorded as unpublished.
  */
-async function removeUnpublishedFiles(ctx: PipelineContext, dir: string): Promise<void> {
+async function removeUnpublishedFiles(ctx: PipelineContext, publisher: Publisher): Promise<void> {
   const feeds = new Map((await listFeedPublications(ctx.db)).map((f) => [f.id, f]));
   const unpublished = new Set<string>();
-  for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
-    const name = entry.name;
-    const match = entry.isFile() ? FEED_FILE.exec(name) : null;
+  for (const name of await publisher.list('')) {
+    const match = FEED_FILE.exec(name);
     if (!match) continue;
     const [, id, kind] = match as unknown as [string, string, string];
     const feed = feeds.get(id);
@@ -157,7 +160,7 @@ async function removeUnpublishedFiles(ctx: PipelineContext, dir: string): Promis
       feed.status !== 'inactive' &&
       (kind === 'diagnostics.ndjson' || kind === feed.published_format);
     if (keep) continue;
-    await fs.promises.rm(`${dir}/${name}`, { force: true });
+    await publisher.remove(name);
     if (feed?.status === 'inactive' && feed.published_format !== null) unpublished.add(id);
   }
   for (const id of unpublished) await recordFeedUnpublished(ctx.db, id);
@@ -172,9 +175,13 @@ function seconds(ms: number): string {
  * time keeps memory flat), then the removal of files nothing publishes.
  */
 export const feedsStage: Stage = async (ctx) => {
-  const dir = feedsDirectory(ctx.config.DATA_DIR);
-  await fs.promises.mkdir(dir, { recursive: true });
-  await removeStaleTemporaries(dir);
+  let publisher = ctx.output?.feeds;
+  if (!publisher) {
+    const dir = feedsDirectory(ctx.config.DATA_DIR);
+    await fs.promises.mkdir(dir, { recursive: true });
+    await removeStaleTemporaries(dir);
+    publisher = new FsPublisher(dir);
+  }
   const feeds = await listFeedsToGenerate(ctx.db);
   const sizes: number[] = [];
   for (const feed of feeds) sizes.push(await countFeedProducts(ctx.db, feed));
@@ -189,7 +196,7 @@ export const feedsStage: Stage = async (ctx) => {
     const label = `${feed.id} ${feed.format} "${feed.name}"`;
     const started = performance.now();
     try {
-      const result = await generateFeed(ctx, feed, (n) =>
+      const result = await generateFeed(ctx, publisher, feed, (n) =>
         ctx.progress?.({ stage: 'feeds', done: done + n, total }),
       );
       done += result.productCount;
@@ -231,7 +238,8 @@ export const feedsStage: Stage = async (ctx) => {
       });
     }
   }
-  await removeUnpublishedFiles(ctx, dir);
+  await removeUnpublishedFiles(ctx, publisher);
+  await publisher.commit();
   if (feeds.length === 0) summary.push('no active or processing feed');
   return { stage: 'feeds', summary, failures, outputs };
 };

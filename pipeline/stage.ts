@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../src/config.js';
 import type { Db } from '../src/db/store.js';
+import type { Publisher } from '../src/publish/publisher.js';
 
 /**
  * What every pipeline stage gets. `db` is the store's main connection (writes, small reads);
@@ -23,6 +24,11 @@ export interface PipelineContext {
   sweepTemporaries?: boolean;
   /** Aborted when the run must stop (serve shutting down): stages stop early, publish nothing. */
   signal?: AbortSignal;
+  /**
+   * Where the stages publish (default: FsPublishers over DATA_DIR/feeds and PUBLIC_DIR); a
+   * test gives MemoryPublishers, an object-storage target would give its own.
+   */
+  output?: { feeds?: Publisher; discovery?: Publisher };
 }
 
 /** One output of a stage (a feed), for `build --json` and the benchmark. */

@@ -6,7 +6,7 @@ import { feedsDirectory } from '../src/domain/feeds/files.js';
 import { nginxConfigPath } from './discovery/index.js';
 import { processIsGone } from '../src/runtime/process.js';
 import { liveLockHolder } from './lock.js';
-import { removeStaleTemporaries } from './publish.js';
+import { removeStaleTemporaries } from '../src/publish/fs.js';
 
 /** Every directory a pipeline stage publishes into, where a killed run leaves temporaries. */
 export function outputDirectories(config: Pick<Config, 'DATA_DIR' | 'PUBLIC_DIR'>): string[] {

@@ -1,6 +1,7 @@
 /**
- * Errors the domain raises. They know nothing of HTTP: src/http/error-handler.ts is the
- * one place that turns a kind into a status and a response body (CONTRACT part 6).
+ * Errors the domain raises. They know nothing of HTTP: src/error-status.ts is the one table
+ * that turns a kind into a status and a code, for the API (src/http/error-handler.ts writes
+ * the body) and the dashboard's error page alike (CONTRACT part 6).
  */
 export type ErrorKind =
   | 'missing_api_key'

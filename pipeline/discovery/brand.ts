@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Db } from '../../src/db/store.js';
 import { streamBrandProducts } from '../../src/db/queries/discovery.js';
 import {
@@ -10,7 +9,7 @@ import {
 } from '../../src/domain/discovery/acp.js';
 import { brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
 import { readCatalogueProduct } from '../../src/domain/catalogue/product.js';
-import { AtomicFile, publishFile, type AtomicFileOptions } from '../publish.js';
+import type { OpenFile, PublishFileOptions, Publisher } from '../../src/publish/publisher.js';
 import { PAGE_PRODUCT_LIMIT, renderBrandPage, type PriceRange } from './html.js';
 
 /** A brand to (re)publish, decided before anything is written. */
@@ -24,15 +23,21 @@ export interface BrandPlan {
 }
 
 export interface BrandSettings {
-  root: string;
+  /** Where the registry is published (keys relative to PUBLIC_DIR). */
+  publisher: Publisher;
   feedsUrl: string;
   sellerName: string;
 }
 
 /** Feeds are large: brotli 4 compresses about as fast as gzip 6 and a quarter smaller. */
-export const FEED_FILE: AtomicFileOptions = { gzip: true, brotli: true, brotliQuality: 4 };
+export const FEED_FILE: PublishFileOptions = {
+  contentType: 'application/json; charset=utf-8',
+  gzip: true,
+  brotli: true,
+  brotliQuality: 4,
+};
 /** Small files are fetched often: a little more effort for smaller transfers. */
-export const SMALL_FILE: AtomicFileOptions = {
+export const SMALL_FILE: PublishFileOptions = {
   gzip: true,
   gzipLevel: 9,
   brotli: true,
@@ -49,8 +54,8 @@ const FLUSH_AT = 64 * 1024;
  */
 export class BrandBuild {
   readonly files: ReturnType<typeof brandFiles>;
-  private readonly ndjson: AtomicFile;
-  private readonly json: AtomicFile;
+  private readonly ndjson: OpenFile;
+  private readonly json: OpenFile;
   private ndjsonBuf = '';
   private jsonBuf = '';
   private first = true;
@@ -65,8 +70,11 @@ export class BrandBuild {
     private readonly settings: BrandSettings,
   ) {
     this.files = brandFiles(plan.slug);
-    this.ndjson = new AtomicFile(path.join(settings.root, this.files.feedNdjson), FEED_FILE);
-    this.json = new AtomicFile(path.join(settings.root, this.files.feedJson), FEED_FILE);
+    this.ndjson = settings.publisher.open(this.files.feedNdjson, {
+      ...FEED_FILE,
+      contentType: 'application/x-ndjson; charset=utf-8',
+    });
+    this.json = settings.publisher.open(this.files.feedJson, FEED_FILE);
     this.jsonBuf = `{"metadata":${JSON.stringify({ id: plan.slug, updated_at: plan.updatedAt })},"products":[`;
   }
 
@@ -132,7 +140,7 @@ export class BrandBuild {
   async commit(): Promise<string[]> {
     this.jsonBuf += '\n]}\n';
     await this.flush();
-    const { root, feedsUrl } = this.settings;
+    const { publisher, feedsUrl } = this.settings;
     const urls = brandUrls(feedsUrl, this.plan.slug);
     const categories = [...this.categories].sort();
     const priceRanges = [...this.prices.values()].sort((a, b) =>
@@ -168,11 +176,17 @@ export class BrandBuild {
     note(await this.ndjson.commit(), this.files.feedNdjson);
     note(await this.json.commit(), this.files.feedJson);
     note(
-      await publishFile(path.join(root, this.files.page), pageHtml, SMALL_FILE),
+      await publisher.write(this.files.page, pageHtml, {
+        ...SMALL_FILE,
+        contentType: 'text/html; charset=utf-8',
+      }),
       this.files.page,
     );
     note(
-      await publishFile(path.join(root, this.files.json), `${JSON.stringify(brand)}\n`, SMALL_FILE),
+      await publisher.write(this.files.json, `${JSON.stringify(brand)}\n`, {
+        ...SMALL_FILE,
+        contentType: 'application/json; charset=utf-8',
+      }),
       this.files.json,
     );
     return changed;

@@ -5,30 +5,7 @@
  */
 import { formatMinorUnits } from '../../src/domain/money.js';
 import { ACP_VERSION, type AcpProduct, type AcpVariant } from '../../src/domain/discovery/acp.js';
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Text or attribute value as HTML: the five significant characters become entities. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
-/**
- * JSON for a `<script type="application/ld+json">` block. `<`, `>` and `&` are written as
- * \u escapes (still the same JSON string values), so neither `</script>` nor `<!--` can end
- * or change the block; U+2028/2029 are escaped for old JavaScript parsers.
- */
-export function serializeJsonLd(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => {
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
-}
+import { join, jsonForScript, markup, raw, type Html } from '../../src/markup.js';
 
 const formatters = new Map<string, Intl.NumberFormat>();
 
@@ -125,26 +102,21 @@ function optionsLabel(variants: AcpVariant[]): string {
   return parts.length ? parts.join(' · ') : `${variants.length} variants`;
 }
 
-function productCard(p: AcpProduct): string {
+function productCard(p: AcpProduct): Html {
   const image = p.media?.[0];
-  const title = escapeHtml(p.title);
   const href = p.url ?? p.variants.find((v) => v.url)?.url;
   const category = p.variants[0]?.categories?.[0]?.value;
   const available = p.variants.some((v) => v.availability.available);
   const options = optionsLabel(p.variants);
-  return [
-    `<li class="card" id="p-${escapeHtml(p.id)}">`,
+  return markup`<li class="card" id="p-${p.id}">${
     image
-      ? `<img src="${escapeHtml(image.url)}" alt="${escapeHtml(image.alt_text ?? p.title)}" loading="lazy" width="320" height="320">`
-      : '<span class="noimg"></span>',
-    '<div>',
-    `<h2>${href ? `<a href="${escapeHtml(href)}">${title}</a>` : title}</h2>`,
-    `<p class="price">${escapeHtml(priceLabel(p.variants))}</p>`,
-    category ? `<p class="cat">${escapeHtml(category)}</p>` : '',
-    options ? `<p class="opts">${escapeHtml(options)}</p>` : '',
-    available ? '' : '<p class="opts out">Out of stock</p>',
-    '</div></li>',
-  ].join('');
+      ? markup`<img src="${image.url}" alt="${image.alt_text ?? p.title}" loading="lazy" width="320" height="320">`
+      : markup`<span class="noimg"></span>`
+  }<div><h2>${href ? markup`<a href="${href}">${p.title}</a>` : p.title}</h2><p class="price">${priceLabel(p.variants)}</p>${
+    category ? markup`<p class="cat">${category}</p>` : ''
+  }${options ? markup`<p class="opts">${options}</p>` : ''}${
+    available ? '' : markup`<p class="opts out">Out of stock</p>`
+  }</div></li>`;
 }
 
 const SCHEMA_AVAILABILITY: Record<string, string> = {
@@ -194,22 +166,22 @@ function schemaItem(p: AcpProduct, brand: string): Record<string, unknown> {
   };
 }
 
-function page(title: string, head: string, body: string): string {
-  return `<!doctype html>
+function page(title: string, head: Html, body: Html): string {
+  return markup`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
+<title>${title}</title>
 ${head}
-<style>${STYLE}</style>
+<style>${raw(STYLE)}</style>
 </head>
 <body>
 ${body}
 <footer>Published by agentshelf as an Agentic Commerce Protocol registry (ACP ${ACP_VERSION}).</footer>
 </body>
 </html>
-`;
+`.value;
 }
 
 function dateOf(iso: string): string {
@@ -242,26 +214,24 @@ export function renderBrandPage(b: BrandPage): string {
     )
     .join(', ');
   const description = `${b.name}: ${b.productCount} products${prices ? `, ${prices}` : ''}.`;
-  const head = [
-    `<meta name="description" content="${escapeHtml(description)}">`,
-    `<link rel="canonical" href="${escapeHtml(b.urls.html_url)}">`,
-    `<link rel="alternate" type="application/json" href="${escapeHtml(b.urls.url)}">`,
-    `<script type="application/ld+json">${serializeJsonLd(jsonLd)}</script>`,
-  ].join('\n');
+  const head = markup`<meta name="description" content="${description}">
+<link rel="canonical" href="${b.urls.html_url}">
+<link rel="alternate" type="application/json" href="${b.urls.url}">
+<script type="application/ld+json">${jsonForScript(jsonLd)}</script>`;
   const more =
     b.acpProductCount > shown.length
-      ? `<p class="more">Showing ${shown.length} of ${b.acpProductCount} products. The <a href="${escapeHtml(b.urls.feeds.json)}">feed</a> lists them all.</p>`
+      ? markup`<p class="more">Showing ${shown.length} of ${b.acpProductCount} products. The <a href="${b.urls.feeds.json}">feed</a> lists them all.</p>`
       : '';
-  const body = `<header>
-<nav><a href="${escapeHtml(b.homeUrl)}">All brands</a> › ${escapeHtml(b.name)}</nav>
-<h1>${escapeHtml(b.name)}</h1>
-<p class="meta">${b.productCount} ${b.productCount === 1 ? 'product' : 'products'}${prices ? ` · ${escapeHtml(prices)}` : ''} · updated ${escapeHtml(dateOf(b.updatedAt))}</p>
-<p class="feeds"><a href="${escapeHtml(b.urls.feeds.json)}">ACP feed (JSON)</a><a href="${escapeHtml(b.urls.feeds.ndjson)}">ACP feed (NDJSON)</a><a href="${escapeHtml(b.urls.url)}">Brand details (JSON)</a></p>
-${b.categories.length ? `<ul class="chips">${b.categories.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
+  const body = markup`<header>
+<nav><a href="${b.homeUrl}">All brands</a> › ${b.name}</nav>
+<h1>${b.name}</h1>
+<p class="meta">${b.productCount} ${b.productCount === 1 ? 'product' : 'products'}${prices ? markup` · ${prices}` : ''} · updated ${dateOf(b.updatedAt)}</p>
+<p class="feeds"><a href="${b.urls.feeds.json}">ACP feed (JSON)</a><a href="${b.urls.feeds.ndjson}">ACP feed (NDJSON)</a><a href="${b.urls.url}">Brand details (JSON)</a></p>
+${b.categories.length ? markup`<ul class="chips">${b.categories.map((c) => markup`<li>${c}</li>`)}</ul>` : ''}
 </header>
 <main>
 <ul class="grid">
-${shown.map(productCard).join('\n')}
+${join(shown.map(productCard), '\n')}
 </ul>
 ${more}
 </main>`;
@@ -282,32 +252,28 @@ export function renderHomePage(options: {
   brands: HomeEntry[];
 }): string {
   const total = options.brands.reduce((n, b) => n + b.product_count, 0);
-  const rows = options.brands
-    .map(
-      (b) =>
-        `<tr><td><a href="${escapeHtml(b.html_url)}">${escapeHtml(b.name)}</a></td><td class="n">${b.product_count}</td><td>${escapeHtml(dateOf(b.updated_at))}</td><td><a href="${escapeHtml(b.feeds.json)}">JSON</a> · <a href="${escapeHtml(b.feeds.ndjson)}">NDJSON</a></td></tr>`,
-    )
-    .join('\n');
+  const rows = options.brands.map(
+    (b) =>
+      markup`<tr><td><a href="${b.html_url}">${b.name}</a></td><td class="n">${b.product_count}</td><td>${dateOf(b.updated_at)}</td><td><a href="${b.feeds.json}">JSON</a> · <a href="${b.feeds.ndjson}">NDJSON</a></td></tr>`,
+  );
   const title = `${options.storeName} · product registry`;
-  const head = [
-    `<meta name="description" content="${escapeHtml(`${options.brands.length} brands and ${total} products as Agentic Commerce Protocol feeds.`)}">`,
-    `<link rel="alternate" type="application/json" href="${escapeHtml(options.indexUrl)}">`,
-  ].join('\n');
-  const body = `<header>
-<h1>${escapeHtml(options.storeName)}</h1>
+  const head = markup`<meta name="description" content="${`${options.brands.length} brands and ${total} products as Agentic Commerce Protocol feeds.`}">
+<link rel="alternate" type="application/json" href="${options.indexUrl}">`;
+  const body = markup`<header>
+<h1>${options.storeName}</h1>
 <p class="meta">${options.brands.length} ${options.brands.length === 1 ? 'brand' : 'brands'} · ${total} products, published as Agentic Commerce Protocol feeds for AI shopping agents.</p>
-<p class="feeds">Agents start at <a href="${escapeHtml(options.indexUrl)}">${escapeHtml(options.indexUrl)}</a>.</p>
+<p class="feeds">Agents start at <a href="${options.indexUrl}">${options.indexUrl}</a>.</p>
 </header>
 <main>
 ${
   options.brands.length
-    ? `<table>
+    ? markup`<table>
 <thead><tr><th>Brand</th><th>Products</th><th>Updated</th><th>Feeds</th></tr></thead>
 <tbody>
-${rows}
+${join(rows, '\n')}
 </tbody>
 </table>`
-    : '<p class="more">No products are published yet.</p>'
+    : markup`<p class="more">No products are published yet.</p>`
 }
 </main>`;
   return page(title, head, body);

@@ -15,7 +15,8 @@ import { ACP_VERSION } from '../../src/domain/discovery/acp.js';
 import { PUBLISHED_MARKER, brandFiles, brandUrls } from '../../src/domain/discovery/layout.js';
 import { rateWindows } from '../../src/domain/discovery/policy.js';
 import { assignSlugs } from '../../src/domain/discovery/slug.js';
-import { publishFile, removeStaleTemporaries } from '../publish.js';
+import { FsPublisher, removeStaleTemporaries } from '../../src/publish/fs.js';
+import type { Publisher } from '../../src/publish/publisher.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';
 import { BrandBuild, SMALL_FILE, type BrandPlan } from './brand.js';
 import { renderHeadersFile, renderNginxConfig, renderRedirectsFile } from './cdn-config.js';
@@ -59,6 +60,7 @@ interface CurrentBrand {
 async function publish(ctx: PipelineContext, reader: Db, started: number): Promise<StageResult> {
   const { config } = ctx;
   const root = config.PUBLIC_DIR;
+  const publisher = ctx.output?.discovery ?? new FsPublisher(root);
   const storeName = config.STORE_NAME;
   const buildKey = createHash('sha256')
     .update(
@@ -116,7 +118,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
   const plans: BrandPlan[] = [];
   for (const b of current.values()) {
     const state = known.get(b.name)!;
-    if (!(await isUpToDate(root, state, b, buildKey))) {
+    if (!(await isUpToDate(publisher, state, b, buildKey))) {
       plans.push({ ...b, slug: state.slug });
     }
   }
@@ -130,7 +132,11 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
   for (const plan of plans) {
     // A shutdown stops between brands: what was published stays, the index is not rewritten.
     if (ctx.signal?.aborted) break;
-    const build = new BrandBuild(plan, { root, feedsUrl: config.FEEDS_URL, sellerName: storeName });
+    const build = new BrandBuild(plan, {
+      publisher,
+      feedsUrl: config.FEEDS_URL,
+      sellerName: storeName,
+    });
     try {
       await build.fill(reader);
     } catch (err) {
@@ -173,7 +179,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     .sort((a, b) => (a.slug < b.slug ? -1 : 1));
   const gone = [...known.values()].filter((s) => s.product_count > 0 && !current.has(s.name));
 
-  changedFiles.push(...(await publishServingRules(ctx, root, listed)));
+  changedFiles.push(...(await publishServingRules(ctx, publisher, listed)));
   const entries = listed.map((s) => ({
     slug: s.slug,
     name: s.name,
@@ -181,18 +187,18 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     updated_at: s.updated_at!,
     ...brandUrls(config.FEEDS_URL, s.slug),
   }));
-  const home = await publishFile(
-    path.join(root, 'index.html'),
+  const home = await publisher.write(
+    'index.html',
     renderHomePage({ storeName, indexUrl: `${config.FEEDS_URL}/v1/index.json`, brands: entries }),
-    SMALL_FILE,
+    { ...SMALL_FILE, contentType: 'text/html; charset=utf-8' },
   );
   if (home.changed) changedFiles.push('index.html');
-  const index = await publishIndex(root, entries, ctx.now());
+  const index = await publishIndex(publisher, entries, ctx.now());
   if (index.changed) changedFiles.push('v1/index.json');
 
   // Only now that the index no longer names them may the files of gone brands go.
   for (const s of gone) {
-    await removeBrandFiles(root, s.slug);
+    await removeBrandFiles(publisher, s.slug);
     await recordBrandPublication(ctx.db, s.name, {
       product_count: 0,
       updated_at: null,
@@ -200,7 +206,10 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
       published_at: ctx.now().toISOString(),
     });
   }
-  if (changedFiles.length || gone.length) await writeMarker(root, ctx.now(), config.FEEDS_URL);
+  if (changedFiles.length || gone.length) {
+    await writeMarker(publisher, ctx.now(), config.FEEDS_URL);
+  }
+  await publisher.commit();
 
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
   const rebuilt = plans.length - failures.length;
@@ -214,7 +223,7 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
 }
 
 async function isUpToDate(
-  root: string,
+  publisher: Publisher,
   state: DiscoveryBrandRow,
   b: CurrentBrand,
   buildKey: string,
@@ -228,33 +237,27 @@ async function isUpToDate(
   // Files removed by hand are put back.
   const f = brandFiles(state.slug);
   const exists = await Promise.all(
-    [f.json, f.page, f.feedJson, f.feedNdjson].map((p) =>
-      fs.promises.access(path.join(root, p)).then(
-        () => true,
-        () => false,
-      ),
-    ),
+    [f.json, f.page, f.feedJson, f.feedNdjson].map((p) => publisher.exists(p)),
   );
   return exists.every(Boolean);
 }
 
 async function publishServingRules(
   ctx: PipelineContext,
-  root: string,
+  publisher: Publisher,
   listed: DiscoveryBrandRow[],
 ): Promise<string[]> {
   const { config } = ctx;
   const changed: string[] = [];
-  const plain = { gzip: false };
-  if ((await publishFile(path.join(root, '_headers'), renderHeadersFile(), plain)).changed)
+  const plain = { gzip: false, contentType: 'text/plain; charset=utf-8' };
+  if ((await publisher.write('_headers', renderHeadersFile(), plain)).changed)
     changed.push('_headers');
   const redirects = renderRedirectsFile(listed.map((s) => s.slug));
-  if ((await publishFile(path.join(root, '_redirects'), redirects, plain)).changed)
-    changed.push('_redirects');
+  if ((await publisher.write('_redirects', redirects, plain)).changed) changed.push('_redirects');
   let nginx: string;
   try {
     nginx = renderNginxConfig({
-      publicDir: root,
+      publicDir: config.PUBLIC_DIR,
       host: config.HOST,
       port: config.FEEDS_PORT,
       windows: rateWindows({
@@ -269,7 +272,10 @@ async function publishServingRules(
     ctx.logger.warn({ err }, 'discovery: no nginx config written');
     return changed;
   }
-  await publishFile(nginxConfigPath(config), nginx, plain);
+  // Beside the store, not in the published tree: a file for the local nginx, always on disk.
+  const nginxFile = nginxConfigPath(config);
+  const local = new FsPublisher(path.dirname(nginxFile));
+  await local.write(path.basename(nginxFile), nginx, plain);
   return changed;
 }
 
@@ -278,15 +284,15 @@ async function publishServingRules(
  * are the same as in the published index, the old stamp is kept and the file keeps its bytes.
  */
 async function publishIndex(
-  root: string,
+  publisher: Publisher,
   brands: object[],
   now: Date,
 ): Promise<{ changed: boolean }> {
-  const file = path.join(root, 'v1', 'index.json');
+  const key = 'v1/index.json';
   const body = JSON.stringify(brands);
   let generatedAt = now.toISOString();
   try {
-    const previous = JSON.parse(await fs.promises.readFile(file, 'utf8')) as {
+    const previous = JSON.parse(String(await publisher.read(key))) as {
       acp_version?: string;
       generated_at?: string;
       brands?: unknown;
@@ -301,22 +307,26 @@ async function publishIndex(
     // No index yet, or an unreadable one: write a new one.
   }
   const content = `{"acp_version":${JSON.stringify(ACP_VERSION)},"generated_at":${JSON.stringify(generatedAt)},"brand_count":${brands.length},"brands":${body}}\n`;
-  return publishFile(file, content, SMALL_FILE);
+  return publisher.write(key, content, {
+    ...SMALL_FILE,
+    contentType: 'application/json; charset=utf-8',
+  });
 }
 
-async function removeBrandFiles(root: string, slug: string): Promise<void> {
+async function removeBrandFiles(publisher: Publisher, slug: string): Promise<void> {
   const f = brandFiles(slug);
-  for (const p of [f.json, `${f.json}.gz`, `${f.json}.br`]) {
-    await fs.promises.rm(path.join(root, p), { force: true });
-  }
-  await fs.promises.rm(path.join(root, f.pageDir), { recursive: true, force: true });
-  await fs.promises.rm(path.join(root, f.feedDir), { recursive: true, force: true });
+  await publisher.remove(f.json); // with its .gz and .br
+  await publisher.remove(f.pageDir, { recursive: true });
+  await publisher.remove(f.feedDir, { recursive: true });
 }
 
 /** A new marker on each publication (a fresh id, so even the same clock gives new content). */
-async function writeMarker(root: string, now: Date, feedsUrl: string): Promise<void> {
+async function writeMarker(publisher: Publisher, now: Date, feedsUrl: string): Promise<void> {
   const content = `${JSON.stringify({ published_at: now.toISOString(), id: randomUUID(), feeds_url: feedsUrl })}\n`;
-  await publishFile(path.join(root, PUBLISHED_MARKER), content, { gzip: false });
+  await publisher.write(PUBLISHED_MARKER, content, {
+    gzip: false,
+    contentType: 'application/json; charset=utf-8',
+  });
 }
 
 /** The FEEDS_URL the published tree under `root` was built with, when its marker says. */

@@ -7,7 +7,7 @@ import { findApiKey } from '../domain/access/api-keys.js';
 import { AppError } from '../errors.js';
 import { findTextFault, isAcceptableText } from '../text.js';
 import { SecretBox } from '../domain/integrations/secret-box.js';
-import { markup, type Html } from './html.js';
+import { markup, type Html } from '../markup.js';
 import { page, type Viewer } from './layout.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
 import type { DashRoute } from './route.js';
@@ -19,6 +19,7 @@ import { analyticsPages } from './pages/analytics.js';
 import { webhookPages } from './pages/webhooks.js';
 import { integrationPages } from './pages/integrations.js';
 import { discoveryPages } from './pages/discovery.js';
+import { dashboardErrorOf, errorPageBody } from './error-page.js';
 
 export const CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -94,30 +95,10 @@ export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): 
     try {
       await next();
     } catch (err) {
-      // An AppError by its kind; a body the parser refused (400, 413) by its own status.
-      const given = (err as { status?: unknown }).status;
-      const status =
-        err instanceof AppError
-          ? statusOf(err)
-          : typeof given === 'number' && given >= 400 && given < 500
-            ? given
-            : 500;
-      if (status === 500) deps.logger.error({ err }, 'dashboard error');
-      const message =
-        err instanceof AppError
-          ? err.message
-          : status === 413
-            ? 'The form is too large (at most 256 KB).'
-            : status < 500
-              ? 'The request could not be read.'
-              : 'Something went wrong; see the server log.';
-      renderTo(ctx, undefined)(
-        status === 404 ? 'Not found' : 'Error',
-        '',
-        markup`<div class="error" role="alert">${message}</div>
-          <p><a href="/dashboard">Back to the dashboard</a></p>`,
-        status,
-      );
+      // The API's status and code for the error (src/error-status.ts), on a page.
+      const shown = dashboardErrorOf(err);
+      if (shown.status === 500) deps.logger.error({ err }, 'dashboard error');
+      renderTo(ctx, undefined)(shown.title, '', errorPageBody(shown), shown.status);
     }
   });
   app.use(
@@ -310,22 +291,4 @@ function formOf(ctx: Koa.Context): Record<string, string> {
     }
   }
   return out;
-}
-
-function statusOf(err: AppError): number {
-  switch (err.kind) {
-    case 'not_found':
-      return 404;
-    case 'forbidden':
-      return 403;
-    case 'conflict':
-    case 'already_exists':
-      return 409;
-    case 'rate_limited':
-      return 429;
-    case 'unavailable':
-      return 503;
-    default:
-      return 400;
-  }
 }

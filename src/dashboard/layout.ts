@@ -1,5 +1,5 @@
 import type { KeyLevel } from '../db/schema.js';
-import { markup, type Html, type Interpolation } from './html.js';
+import { markup, type Html, type Interpolation } from '../markup.js';
 import { SCRIPT_PATH, STYLESHEET_PATH } from './assets.js';
 
 export interface Viewer {

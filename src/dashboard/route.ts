@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { AppDeps } from '../http/route.js';
 import type { ApiKeyRow } from '../db/schema.js';
-import type { Html } from './html.js';
+import type { Html } from '../markup.js';
 import type { Viewer } from './layout.js';
 
 /** What a dashboard page handler gets. */

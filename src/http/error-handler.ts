@@ -1,41 +1,16 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../db/unavailable.js';
-import { AppError, type ErrorKind } from '../errors.js';
+import { ERROR_STATUS } from '../error-status.js';
+import { AppError } from '../errors.js';
 import { requestState } from './request-state.js';
 
 /**
- * The one place where error kinds become statuses and bodies (CONTRACT part 6):
- * shape A `{error:{code,message,details}}` by default, shape B with `Prefer: envelope`.
+ * Writes errors as responses (CONTRACT part 6): shape A `{error:{code,message,details}}` by
+ * default, shape B with `Prefer: envelope`; statuses and codes come from src/error-status.ts,
+ * which the dashboard's error page reads too.
  */
-const TABLE: Record<ErrorKind, [status: number, a: string, b: string]> = {
-  missing_api_key: [401, 'unauthorized', 'MISSING_API_KEY'],
-  invalid_api_key: [401, 'unauthorized', 'INVALID_API_KEY'],
-  forbidden: [403, 'forbidden', 'INSUFFICIENT_PERMISSIONS'],
-  invalid_request: [400, 'invalid_request', 'INVALID_REQUEST'],
-  payload_too_large: [413, 'invalid_request', 'INVALID_REQUEST'],
-  method_not_allowed: [405, 'invalid_request', 'INVALID_REQUEST'],
-  missing_query_parameter: [400, 'missing_parameter', 'MISSING_REQUIRED_FIELD'],
-  invalid_query_parameter: [400, 'invalid_parameter', 'INVALID_FIELD_VALUE'],
-  missing_field: [422, 'missing_parameter', 'MISSING_REQUIRED_FIELD'],
-  invalid_field: [422, 'invalid_parameter', 'INVALID_FIELD_VALUE'],
-  field_too_long: [422, 'invalid_parameter', 'FIELD_TOO_LONG'],
-  validation: [422, 'invalid_parameter', 'VALIDATION_ERROR'],
-  not_found: [404, 'not_found', 'RESOURCE_NOT_FOUND'],
-  already_exists: [409, 'already_exists', 'RESOURCE_ALREADY_EXISTS'],
-  conflict: [409, 'conflict', 'RESOURCE_CONFLICT'],
-  rate_limited: [429, 'rate_limit_exceeded', 'RATE_LIMIT_EXCEEDED'],
-  burst_limited: [429, 'rate_limit_exceeded', 'BURST_LIMIT_EXCEEDED'],
-  quota_exceeded: [429, 'rate_limit_exceeded', 'QUOTA_EXCEEDED'],
-  internal: [500, 'internal_error', 'INTERNAL_ERROR'],
-  upstream: [502, 'upstream_error', 'UPSTREAM_ERROR'],
-  unavailable: [503, 'service_unavailable', 'SERVICE_UNAVAILABLE'],
-  timeout: [504, 'timeout', 'TIMEOUT'],
-};
-
-export function statusOf(kind: ErrorKind): number {
-  return TABLE[kind][0];
-}
+export { statusOf } from '../error-status.js';
 
 /** Errors thrown by libraries (body parser, Koa) carry a status; map the ones we expect. */
 function fromLibraryError(err: unknown): AppError | undefined {
@@ -99,7 +74,7 @@ export function writeError(ctx: Koa.Context, err: unknown, logger: Logger): void
       `An unexpected error occurred. Quote request id ${requestId} when you report it.`,
     );
   }
-  const [status, codeA, codeB] = TABLE[appError.kind];
+  const [status, codeA, codeB] = ERROR_STATUS[appError.kind];
   ctx.status = status;
   for (const [name, value] of Object.entries(appError.headers ?? {})) ctx.set(name, value);
   if (appError.retryAfter !== undefined)

@@ -3,7 +3,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import { publishDiscovery } from '../../pipeline/discovery/index.js';
-import { escapeHtml, serializeJsonLd } from '../../pipeline/discovery/html.js';
+import { escapeHtml, jsonForScript } from '../../src/markup.js';
 import { SLUG_PATTERN, assignSlugs, slugify } from '../../src/domain/discovery/slug.js';
 import { addProduct } from '../support/discovery.js';
 import { createPipelineContext, startTestStore } from '../support/pipeline.js';
@@ -60,11 +60,12 @@ t.test('escapeHtml leaves no markup character and loses nothing', async () => {
       .replace(/&gt;/g, '>')
       .replace(/&quot;/g, '"')
       .replace(/&#39;/g, "'")
+      .replace(/&#96;/g, '`')
       .replace(/&amp;/g, '&');
   fc.assert(
     fc.property(fc.string({ unit: 'binary' }), (s) => {
       const e = escapeHtml(s);
-      return !/[<>"']/.test(e) && !/&(?!(amp|lt|gt|quot|#39);)/.test(e) && unescape(e) === s;
+      return !/[<>"']/.test(e) && !/&(?!(amp|lt|gt|quot|#39|#96);)/.test(e) && unescape(e) === s;
     }),
   );
 });
@@ -73,7 +74,7 @@ t.test('JSON-LD has no < > or & and parses back to the same value', async () => 
   fc.assert(
     fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, s) => {
       const doc = { value, s, tail: `</script>${s}<!--` };
-      const out = serializeJsonLd(doc);
+      const out = jsonForScript(doc).value;
       return (
         !/[<>&\u2028\u2029]/.test(out) && JSON.stringify(JSON.parse(out)) === JSON.stringify(doc)
       );

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { brandFiles } from '../../src/domain/discovery/layout.js';
-import { temporaryWriter } from '../../pipeline/publish.js';
+import { temporaryWriter } from '../../src/publish/fs.js';
 import { MAIN, runCli, startServe } from '../support/cli.js';
 
 /** Every temporary (by AtomicFile's naming) under a directory, as paths relative to it. */

@@ -6,6 +6,7 @@ import { productBody, startTestServer } from '../support/server.js';
 import { generateReportVia, waitForReport } from '../support/reports.js';
 import { clockAt } from '../support/clock.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
+import { temporaryWriter } from '../../src/publish/fs.js';
 
 const NOW = '2026-11-20T15:30:00.000Z';
 
@@ -367,7 +368,7 @@ t.test('a report deleted while it is being generated leaves no file behind', asy
   fs.mkdirSync(dir);
   const writing = new Promise<string>((resolve) => {
     const watcher = fs.watch(dir, (_event, name) => {
-      if (name?.startsWith('.tmp-')) {
+      if (name && temporaryWriter(name) !== undefined) {
         watcher.close();
         resolve(name);
       }

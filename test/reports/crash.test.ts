@@ -8,6 +8,7 @@ import { openStore } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createApiKey } from '../../src/domain/access/api-keys.js';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
+import { temporaryWriter } from '../../src/publish/fs.js';
 
 const SERVER = fileURLToPath(new URL('../support/report-server.js', import.meta.url));
 /** Enough products that writing the HTML takes a while after its temporary appears. */
@@ -73,7 +74,7 @@ t.test(
     // The kill comes as soon as the temporary appears: the report is being written.
     const writing = new Promise<string>((resolve) => {
       const watcher = fs.watch(reportsDir, (_event, name) => {
-        if (name?.startsWith('.tmp-')) {
+        if (name && temporaryWriter(name) !== undefined) {
           watcher.close();
           resolve(name);
         }

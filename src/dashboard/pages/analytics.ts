@@ -6,7 +6,7 @@ import {
   resolvePeriod,
   type Period,
 } from '../../domain/analytics/metrics.js';
-import { renderBarChart, renderLineChart } from '../../domain/reports/charts.js';
+import { renderBarChart, renderLineChart } from '../../reports/charts.js';
 import { createReport, findReadyReport, listReports } from '../../domain/reports/reports.js';
 import { reportFilePath } from '../../domain/reports/files.js';
 import { REPORT_FORMATS, REPORT_TYPES, ReportCreate } from '../../domain/reports/schemas.js';
@@ -14,7 +14,7 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { PeriodQueryString } from '../../http/schemas/analytics.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError, notFound } from '../../errors.js';
-import { markup, raw, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
@@ -132,15 +132,15 @@ async function renderAnalytics(
       <h2>Daily</h2>
       <figure class="chart" id="chart-interactions">
         <figcaption>AI interactions by agent kind</figcaption>
-        ${raw(renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true }))}
+        ${renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true })}
       </figure>
       <figure class="chart" id="chart-conversions">
         <figcaption>Conversions</figcaption>
-        ${raw(renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true }))}
+        ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true })}
       </figure>
       <figure class="chart" id="chart-revenue">
         <figcaption>Revenue (${currency})</figcaption>
-        ${raw(renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)' }))}
+        ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)' })}
       </figure>
       <h2>Top products</h2>
       ${

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
-import { markup } from '../html.js';
+import { markup } from '../../markup.js';
 import { csrfField, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 

@@ -14,7 +14,7 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { FeedListQueryString } from '../../http/schemas/feeds.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { markup, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashRoute } from '../route.js';
 

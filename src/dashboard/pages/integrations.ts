@@ -15,7 +15,7 @@ import {
   SyncHistoryQueryString,
 } from '../../http/schemas/integrations.js';
 import { parseInput } from '../../http/validate.js';
-import { markup, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 

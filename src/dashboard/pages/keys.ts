@@ -10,7 +10,7 @@ import { listAuditLog } from '../../domain/audit/log.js';
 import { AuditLogQueryString } from '../../http/schemas/audit.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { markup, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { queryOf, type DashContext, type DashRoute } from '../route.js';
 

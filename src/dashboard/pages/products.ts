@@ -15,7 +15,7 @@ import {
 import { ProductListQueryString } from '../../http/schemas/products.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
-import { markup, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 

@@ -12,7 +12,7 @@ import {
 import { WebhookCreate, WebhookUpdate } from '../../domain/webhooks/schemas.js';
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
-import { markup, type Html } from '../html.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 

@@ -7,8 +7,12 @@ import {
   productAnalytics,
 } from '../analytics/metrics.js';
 import { toMinorUnits } from '../money.js';
-import type { AnalyticsReportContent, ProductAnalyticsLine, ReportMetric } from './content.js';
-import type { ReportSources } from './generate.js';
+import type {
+  AnalyticsReportContent,
+  ProductAnalyticsLine,
+  ReportMetric,
+  ReportSources,
+} from './content.js';
 import type { ReportPeriod } from './period.js';
 
 /** Rows in the top products and top agents tables. */

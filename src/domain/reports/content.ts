@@ -1,6 +1,9 @@
+import type { Executor } from '../../db/transaction.js';
+import type { ReportPeriod } from './period.js';
+
 /**
  * What an analytics report shows, gathered from the analytics store before anything is
- * written (src/domain/reports/analytics-source.ts), so the renderers only format.
+ * written (src/domain/reports/analytics-source.ts), so the renderers (src/reports/) only format.
  */
 
 /** Agent kinds in the order the charts and tables show them (CONTRACT part 9). */
@@ -63,4 +66,15 @@ export interface ProductAnalyticsLine {
   clicks: number;
   conversions: number;
   revenue_minor: number;
+}
+
+/** Where the analytics numbers of a report come from (the analytics store; analytics-source.ts). */
+export interface ReportSources {
+  analytics(db: Executor, period: ReportPeriod): Promise<AnalyticsReportContent>;
+  /** Per-product analytics of the period for these ids (absent ids had none). */
+  productAnalytics(
+    db: Executor,
+    period: ReportPeriod,
+    ids: readonly string[],
+  ): Promise<Map<string, ProductAnalyticsLine>>;
 }

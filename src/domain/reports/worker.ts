@@ -11,14 +11,17 @@ import {
 } from '../../db/queries/reports.js';
 import { storedTimestamp } from '../../db/timestamps.js';
 import { AppError } from '../../errors.js';
+import { FsPublisher } from '../../publish/fs.js';
+import type { OpenFile } from '../../publish/publisher.js';
+import { generateReport } from '../../reports/generate.js';
+import type { ReportSources } from './content.js';
 import {
-  ReportFileWriter,
+  REPORT_CONTENT_TYPES,
   removeReportFile,
   removeStaleTemporaries,
-  reportFilePath,
+  reportFileName,
   reportsDirectory,
 } from './files.js';
-import { generateReport, type ReportSources } from './generate.js';
 
 /**
  * Generations a report may start. A process killed while generating leaves the report
@@ -66,8 +69,12 @@ export class ReportWorker {
   private rerun = false;
   private stopping: Promise<void> | undefined;
 
+  /** Where report files go: DATA_DIR/reports, through the one output sink (src/publish/). */
+  private readonly publisher: FsPublisher;
+
   constructor(private readonly options: ReportWorkerOptions) {
     this.pollMs = options.pollMs ?? 1000;
+    this.publisher = new FsPublisher(reportsDirectory(options.dataDir));
   }
 
   /** Clears what a killed process left (temporaries, orphan files), then starts working. */
@@ -144,12 +151,23 @@ export class ReportWorker {
 
   private async generate(row: ReportRow): Promise<void> {
     const { store, dataDir, logger } = this.options;
-    const target = reportFilePath(dataDir, row.id, row.format);
-    let writer: ReportFileWriter | undefined;
+    let writer: OpenFile | undefined;
     const reader = store.openReader();
     try {
-      writer = await ReportFileWriter.open(target);
-      const sink = writer;
+      // Written under a temporary name, flushed to the disk, then renamed into place.
+      const file = this.publisher.open(reportFileName(row.id, row.format), {
+        contentType: REPORT_CONTENT_TYPES[row.format],
+        gzip: false,
+        durable: true,
+      });
+      writer = file;
+      const sink = {
+        write: async (text: string) => {
+          if (text.length === 0) return;
+          const wait = file.write(text);
+          if (wait) await wait;
+        },
+      };
       await reader.transaction().execute((trx) =>
         generateReport(row, sink, {
           db: trx,
@@ -161,8 +179,9 @@ export class ReportWorker {
           ...(this.options.pageSize ? { pageSize: this.options.pageSize } : {}),
         }),
       );
-      const bytes = await writer.commit();
+      const { bytes } = await file.commit();
       writer = undefined;
+      await this.publisher.commit();
       const kept = await updateReportRow(store.db, row.id, {
         status: 'ready',
         bytes,

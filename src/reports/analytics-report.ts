@@ -1,16 +1,20 @@
-import { formatMinorUnits, toMinorUnits } from '../money.js';
+import { formatMinorUnits, toMinorUnits } from '../domain/money.js';
+import {
+  AGENT_KINDS,
+  type AnalyticsReportContent,
+  type ReportMetric,
+} from '../domain/reports/content.js';
+import type { ReportHeader } from '../domain/reports/header.js';
+import { join, markup, type Html } from '../markup.js';
 import { renderBarChart, renderLineChart } from './charts.js';
-import { AGENT_KINDS, type AnalyticsReportContent, type ReportMetric } from './content.js';
 import { csvRows } from './csv.js';
 import {
-  escapeHtml,
   htmlDocumentEnd,
   htmlDocumentStart,
   htmlTable,
   isolatedText,
   type HtmlColumn,
 } from './html.js';
-import type { ReportHeader } from './header.js';
 
 /** The agent kinds the series carry: the known ones in order, then any other. */
 export function kindsOf(content: AnalyticsReportContent): string[] {
@@ -161,103 +165,95 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
   const c = content.currency;
   const labels = content.daily.map((d) => d.date);
   const kinds = kindsOf(content);
-  let out = htmlDocumentStart(
-    `AI agent analytics: ${header.store}`,
-    `${header.period!.start} to ${header.period!.end} (UTC) · generated ${header.generated_at} · report ${header.id}`,
-  );
-  out += '<h2>Overview</h2>\n<div class="cards">\n';
+  const out: Html[] = [
+    htmlDocumentStart(
+      `AI agent analytics: ${header.store}`,
+      `${header.period!.start} to ${header.period!.end} (UTC) · generated ${header.generated_at} · report ${header.id}`,
+    ),
+  ];
+  out.push(markup`<h2>Overview</h2>
+<div class="cards">
+`);
   for (const m of content.metrics) {
     const trend = trendLine(m);
-    out += `<div class="card" data-metric="${escapeHtml(m.name)}"><div class="label">${escapeHtml(m.label)}</div>`;
-    out += `<div class="value">${escapeHtml(formatMetric(m, c))}</div>`;
-    if (trend) out += `<div class="trend">${escapeHtml(trend)}</div>`;
-    out += '</div>\n';
+    out.push(markup`<div class="card" data-metric="${m.name}"><div class="label">${m.label}</div><div class="value">${formatMetric(m, c)}</div>${trend ? markup`<div class="trend">${trend}</div>` : ''}</div>
+`);
   }
-  out += '</div>\n';
+  out.push(markup`</div>
+`);
   if (content.otherCurrencies.length > 0) {
-    out += `<p class="meta">Conversions in other currencies, not in the revenue above: ${content.otherCurrencies
-      .map((o) =>
-        escapeHtml(
-          `${money(toMinorUnits(o.amount, o.currency), o.currency)} ${o.currency} (${o.conversions} conversions)`,
-        ),
-      )
-      .join(', ')}</p>\n`;
+    const others = content.otherCurrencies.map(
+      (o) =>
+        `${money(toMinorUnits(o.amount, o.currency), o.currency)} ${o.currency} (${o.conversions} conversions)`,
+    );
+    out.push(markup`<p class="meta">Conversions in other currencies, not in the revenue above: ${join(others, ', ')}</p>
+`);
   }
-  out += '<h2>Daily series</h2>\n';
-  out += `<figure id="chart-interactions"><figcaption>AI interactions by agent kind</figcaption>\n`;
-  out += renderLineChart({
-    title: 'AI interactions per day by agent kind',
-    labels,
-    series: kinds.map((k) => ({
-      name: k,
-      values: content.daily.map((d) => d.interactions[k] ?? 0),
-    })),
-    yLabel: 'Interactions',
-    integer: true,
-    xLabel: 'Day (UTC)',
-  });
-  out += '</figure>\n';
-  out += `<figure id="chart-conversions"><figcaption>Conversions</figcaption>\n`;
-  out += renderBarChart({
-    title: 'Conversions per day',
-    labels,
-    series: [{ name: 'conversions', values: content.daily.map((d) => d.conversions) }],
-    yLabel: 'Conversions',
-    integer: true,
-    xLabel: 'Day (UTC)',
-  });
-  out += '</figure>\n';
-  out += `<figure id="chart-revenue"><figcaption>Revenue (${escapeHtml(c)})</figcaption>\n`;
-  out += renderBarChart({
-    title: `Revenue per day (${c})`,
-    labels,
-    series: [
-      {
-        name: 'revenue',
-        values: content.daily.map((d) => Number(money(d.revenue_minor, c))),
-        color: '#009E73',
-      },
-    ],
-    yLabel: `Revenue (${c})`,
-    xLabel: 'Day (UTC)',
-  });
-  out += '</figure>\n';
-  out += '<h2>Top products</h2>\n';
+  out.push(markup`<h2>Daily series</h2>
+<figure id="chart-interactions"><figcaption>AI interactions by agent kind</figcaption>
+${renderLineChart({
+  title: 'AI interactions per day by agent kind',
+  labels,
+  series: kinds.map((k) => ({
+    name: k,
+    values: content.daily.map((d) => d.interactions[k] ?? 0),
+  })),
+  yLabel: 'Interactions',
+  integer: true,
+  xLabel: 'Day (UTC)',
+})}</figure>
+<figure id="chart-conversions"><figcaption>Conversions</figcaption>
+${renderBarChart({
+  title: 'Conversions per day',
+  labels,
+  series: [{ name: 'conversions', values: content.daily.map((d) => d.conversions) }],
+  yLabel: 'Conversions',
+  integer: true,
+  xLabel: 'Day (UTC)',
+})}</figure>
+<figure id="chart-revenue"><figcaption>Revenue (${c})</figcaption>
+${renderBarChart({
+  title: `Revenue per day (${c})`,
+  labels,
+  series: [
+    {
+      name: 'revenue',
+      values: content.daily.map((d) => Number(money(d.revenue_minor, c))),
+      color: '#009E73',
+    },
+  ],
+  yLabel: `Revenue (${c})`,
+  xLabel: 'Day (UTC)',
+})}</figure>
+<h2>Top products</h2>
+`);
   const productColumns: HtmlColumn<AnalyticsReportContent['topProducts'][number]>[] = [
     {
       label: 'Product',
-      cell: (p) => `${isolatedText(p.name)}<br><small>${isolatedText(p.id)}</small>`,
+      cell: (p) => markup`${isolatedText(p.name)}<br><small>${isolatedText(p.id)}</small>`,
     },
-    {
-      label: 'Interactions',
-      numeric: true,
-      cell: (p) => escapeHtml(p.interactions.toLocaleString('en-US')),
-    },
-    { label: 'Views', numeric: true, cell: (p) => escapeHtml(p.views.toLocaleString('en-US')) },
-    { label: 'Clicks', numeric: true, cell: (p) => escapeHtml(p.clicks.toLocaleString('en-US')) },
-    {
-      label: 'Conversions',
-      numeric: true,
-      cell: (p) => escapeHtml(p.conversions.toLocaleString('en-US')),
-    },
-    { label: `Revenue (${c})`, numeric: true, cell: (p) => escapeHtml(money(p.revenue_minor, c)) },
+    { label: 'Interactions', numeric: true, cell: (p) => p.interactions.toLocaleString('en-US') },
+    { label: 'Views', numeric: true, cell: (p) => p.views.toLocaleString('en-US') },
+    { label: 'Clicks', numeric: true, cell: (p) => p.clicks.toLocaleString('en-US') },
+    { label: 'Conversions', numeric: true, cell: (p) => p.conversions.toLocaleString('en-US') },
+    { label: `Revenue (${c})`, numeric: true, cell: (p) => money(p.revenue_minor, c) },
   ];
-  out += htmlTable(
-    productColumns,
-    content.topProducts,
-    'No product had an AI interaction in this period.',
+  out.push(
+    htmlTable(
+      productColumns,
+      content.topProducts,
+      'No product had an AI interaction in this period.',
+    ),
   );
-  out += '<h2>Top agents</h2>\n';
+  out.push(markup`<h2>Top agents</h2>
+`);
   const agentColumns: HtmlColumn<AnalyticsReportContent['topAgents'][number]>[] = [
     { label: 'Agent', cell: (a) => isolatedText(a.agent) },
     { label: 'Operator', cell: (a) => isolatedText(a.operator) },
-    { label: 'Kind', cell: (a) => escapeHtml(a.kind) },
-    {
-      label: 'Interactions',
-      numeric: true,
-      cell: (a) => escapeHtml(a.interactions.toLocaleString('en-US')),
-    },
+    { label: 'Kind', cell: (a) => a.kind },
+    { label: 'Interactions', numeric: true, cell: (a) => a.interactions.toLocaleString('en-US') },
   ];
-  out += htmlTable(agentColumns, content.topAgents, 'No AI agent came in this period.');
-  return out + htmlDocumentEnd();
+  out.push(htmlTable(agentColumns, content.topAgents, 'No AI agent came in this period.'));
+  out.push(htmlDocumentEnd());
+  return markup`${out}`.value;
 }

@@ -1,15 +1,16 @@
-import type { FeedRow, ReportRow } from '../../db/schema.js';
-import type { Executor } from '../../db/transaction.js';
-import { listAllFeedRows, listCatalogueReportPage } from '../../db/queries/reports.js';
-import { readCatalogueProduct, type CatalogueRow } from '../catalogue/product.js';
-import type { FeedDiagnostics } from '../feeds/schemas.js';
-import { formatMinorUnits } from '../money.js';
+import type { FeedRow, ReportRow } from '../db/schema.js';
+import type { Executor } from '../db/transaction.js';
+import { listAllFeedRows, listCatalogueReportPage } from '../db/queries/reports.js';
+import { readCatalogueProduct, type CatalogueRow } from '../domain/catalogue/product.js';
+import type { FeedDiagnostics } from '../domain/feeds/schemas.js';
+import { formatMinorUnits } from '../domain/money.js';
+import type { ProductAnalyticsLine, ReportSources } from '../domain/reports/content.js';
+import { reportHeader, type ReportHeader } from '../domain/reports/header.js';
+import type { ReportPeriod } from '../domain/reports/period.js';
+import { markup } from '../markup.js';
 import { analyticsCsv, analyticsHtml, analyticsJson } from './analytics-report.js';
-import type { AnalyticsReportContent, ProductAnalyticsLine } from './content.js';
 import { csvRows } from './csv.js';
-import { reportHeader, type ReportHeader } from './header.js';
 import {
-  escapeHtml,
   htmlDocumentEnd,
   htmlDocumentStart,
   htmlTable,
@@ -19,18 +20,8 @@ import {
   isolatedText,
   type HtmlColumn,
 } from './html.js';
-import type { ReportPeriod } from './period.js';
 
-/** Where the analytics numbers come from (the analytics store; see analytics-source.ts). */
-export interface ReportSources {
-  analytics(db: Executor, period: ReportPeriod): Promise<AnalyticsReportContent>;
-  /** Per-product analytics of the period for these ids (absent ids had none). */
-  productAnalytics(
-    db: Executor,
-    period: ReportPeriod,
-    ids: readonly string[],
-  ): Promise<Map<string, ProductAnalyticsLine>>;
-}
+export type { ReportSources } from '../domain/reports/content.js';
 
 export interface GenerateContext {
   /** Reads: a read transaction on a connection of its own, for one consistent snapshot. */
@@ -150,20 +141,20 @@ async function writeProductsReport(
   const columns: HtmlColumn<ProductLine>[] = [
     {
       label: 'Product',
-      cell: (p) => `${isolatedText(p.name)}<br><small>${isolatedText(p.id)}</small>`,
+      cell: (p) => markup`${isolatedText(p.name)}<br><small>${isolatedText(p.id)}</small>`,
     },
-    { label: 'Status', cell: (p) => escapeHtml(p.status) },
+    { label: 'Status', cell: (p) => p.status },
     { label: 'Brand', cell: (p) => isolatedText(p.brand) },
     { label: 'Category', cell: (p) => (p.category ? isolatedText(p.category) : '') },
-    { label: 'Price', numeric: true, cell: (p) => escapeHtml(`${p.price} ${p.currency}`) },
-    { label: 'Interactions', numeric: true, cell: (p) => escapeHtml(p.interactions) },
-    { label: 'Views', numeric: true, cell: (p) => escapeHtml(p.views) },
-    { label: 'Clicks', numeric: true, cell: (p) => escapeHtml(p.clicks) },
-    { label: 'Conversions', numeric: true, cell: (p) => escapeHtml(p.conversions) },
+    { label: 'Price', numeric: true, cell: (p) => `${p.price} ${p.currency}` },
+    { label: 'Interactions', numeric: true, cell: (p) => p.interactions },
+    { label: 'Views', numeric: true, cell: (p) => p.views },
+    { label: 'Clicks', numeric: true, cell: (p) => p.clicks },
+    { label: 'Conversions', numeric: true, cell: (p) => p.conversions },
     {
       label: `Revenue (${c})`,
       numeric: true,
-      cell: (p) => escapeHtml(formatMinorUnits(p.revenue_minor, c)),
+      cell: (p) => formatMinorUnits(p.revenue_minor, c),
     },
   ];
   if (row.format === 'csv') {
@@ -174,10 +165,10 @@ async function writeProductsReport(
     );
   } else {
     await sink.write(
-      htmlDocumentStart(
+      markup`${htmlDocumentStart(
         `Products: ${ctx.storeName}`,
         `Analytics for ${period.start} to ${period.end} (UTC) · generated ${header.generated_at} · report ${header.id}`,
-      ) + htmlTableStart(columns),
+      )}${htmlTableStart(columns)}`.value,
     );
   }
   let after: CatalogueRow | undefined;
@@ -213,13 +204,14 @@ async function writeProductsReport(
       }
       await sink.write(text);
     } else {
-      await sink.write(htmlTableRows(columns, lines));
+      await sink.write(htmlTableRows(columns, lines).value);
     }
     after = page[page.length - 1];
     if (page.length < pageSize) break;
   }
   if (row.format === 'json') await sink.write('\n]}\n');
-  else if (row.format === 'html') await sink.write(htmlTableEnd() + htmlDocumentEnd());
+  else if (row.format === 'html')
+    await sink.write(markup`${htmlTableEnd()}${htmlDocumentEnd()}`.value);
 }
 
 type StoredDiagnostics = Omit<FeedDiagnostics, 'url'>;
@@ -296,51 +288,60 @@ async function writeFeedDiagnosticsReport(
     await sink.write(csvRows(rows));
     return;
   }
-  let out = htmlDocumentStart(
-    `Feed diagnostics: ${ctx.storeName}`,
-    `The feeds as of ${header.generated_at} · report ${header.id}`,
-  );
-  out += '<h2>Feeds</h2>\n';
-  out += htmlTable(
-    [
-      {
-        label: 'Feed',
-        cell: (f) => `${isolatedText(f.feed.name)}<br><small>${escapeHtml(f.feed.id)}</small>`,
-      },
-      { label: 'Format', cell: (f) => escapeHtml(f.feed.format) },
-      { label: 'Status', cell: (f) => escapeHtml(f.feed.status) },
-      { label: 'Products', numeric: true, cell: (f) => escapeHtml(f.feed.product_count) },
-      {
-        label: 'With errors',
-        numeric: true,
-        cell: (f) => escapeHtml(f.diagnostics?.products_with_errors ?? '–'),
-      },
-      {
-        label: 'With warnings',
-        numeric: true,
-        cell: (f) => escapeHtml(f.diagnostics?.products_with_warnings ?? '–'),
-      },
-      { label: 'Last generated', cell: (f) => escapeHtml(f.feed.generated_at ?? 'never') },
-      {
-        label: 'Last error',
-        cell: (f) => (f.feed.last_error ? isolatedText(f.feed.last_error) : ''),
-      },
-    ],
-    feeds,
-    'No feed is defined yet.',
+  const out = [
+    htmlDocumentStart(
+      `Feed diagnostics: ${ctx.storeName}`,
+      `The feeds as of ${header.generated_at} · report ${header.id}`,
+    ),
+    markup`<h2>Feeds</h2>
+`,
+  ];
+  out.push(
+    htmlTable(
+      [
+        {
+          label: 'Feed',
+          cell: (f) => markup`${isolatedText(f.feed.name)}<br><small>${f.feed.id}</small>`,
+        },
+        { label: 'Format', cell: (f) => f.feed.format },
+        { label: 'Status', cell: (f) => f.feed.status },
+        { label: 'Products', numeric: true, cell: (f) => f.feed.product_count },
+        {
+          label: 'With errors',
+          numeric: true,
+          cell: (f) => f.diagnostics?.products_with_errors ?? '–',
+        },
+        {
+          label: 'With warnings',
+          numeric: true,
+          cell: (f) => f.diagnostics?.products_with_warnings ?? '–',
+        },
+        { label: 'Last generated', cell: (f) => f.feed.generated_at ?? 'never' },
+        {
+          label: 'Last error',
+          cell: (f) => (f.feed.last_error ? isolatedText(f.feed.last_error) : ''),
+        },
+      ],
+      feeds,
+      'No feed is defined yet.',
+    ),
   );
   for (const { feed, diagnostics } of feeds) {
-    out += `<h2>${isolatedText(feed.name)}: issues</h2>\n`;
-    out += htmlTable(
-      [
-        { label: 'Issue', cell: (i) => escapeHtml(i.code) },
-        { label: 'Severity', cell: (i) => escapeHtml(i.severity) },
-        { label: 'Products', numeric: true, cell: (i) => escapeHtml(i.count) },
-        { label: 'What to do', cell: (i) => isolatedText(i.message) },
-      ],
-      diagnostics?.issues ?? [],
-      diagnostics ? 'No issue in the last run.' : 'Not generated yet.',
+    out.push(markup`<h2>${isolatedText(feed.name)}: issues</h2>
+`);
+    out.push(
+      htmlTable(
+        [
+          { label: 'Issue', cell: (i) => i.code },
+          { label: 'Severity', cell: (i) => i.severity },
+          { label: 'Products', numeric: true, cell: (i) => i.count },
+          { label: 'What to do', cell: (i) => isolatedText(i.message) },
+        ],
+        diagnostics?.issues ?? [],
+        diagnostics ? 'No issue in the last run.' : 'Not generated yet.',
+      ),
     );
   }
-  await sink.write(out + htmlDocumentEnd());
+  out.push(htmlDocumentEnd());
+  await sink.write(markup`${out}`.value);
 }

@@ -3,29 +3,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import zlib from 'node:zlib';
-import { randomBase62 } from '../src/ids.js';
+import { randomBase62 } from '../ids.js';
+import {
+  writeWhole,
+  type OpenFile,
+  type PublishedChanges,
+  type PublishFileOptions,
+  type PublishResult,
+  type Publisher,
+} from './publisher.js';
 
-export interface PublishResult {
-  /** false when the new content equals the published file: nothing was replaced. */
-  changed: boolean;
-  /** Hex SHA-256 of the content (a strong ETag source). */
-  sha256: string;
-  bytes: number;
-  path: string;
-}
+export type { PublishResult } from './publisher.js';
 
-export interface AtomicFileOptions {
-  /** Also publish a gzip sibling (`<file>.gz`), compressed while writing. Default true. */
-  gzip?: boolean;
-  /** gzip level; compression runs on libuv's thread pool, beside the JS that builds the content. */
-  gzipLevel?: number;
-  /** Also publish a brotli sibling (`<file>.br`). Default false. */
-  brotli?: boolean;
-  /** brotli quality (0-11); 4-5 compress about as fast as gzip 6, and smaller. */
-  brotliQuality?: number;
-  /** SHA-256 of the published file, when the caller knows it, to skip re-reading it. */
-  previousSha256?: string;
-}
+/** How a file is written: its siblings, compression levels, durability (publisher.ts). */
+export type AtomicFileOptions = PublishFileOptions;
 
 /** gzip gets writes of at least this size: 30 KB writes cost the main thread 5x more. */
 const GZIP_WRITE_BYTES = 256 * 1024;
@@ -36,7 +27,7 @@ const GZIP_WRITE_BYTES = 256 * 1024;
  * published file is not rewritten (its bytes, mtime and ETag stay). Writes honour
  * backpressure: `await file.write(chunk)` only waits when the stream's buffer is full.
  */
-export class AtomicFile {
+export class AtomicFile implements OpenFile {
   readonly path: string;
   private readonly tmp: string;
   private readonly out: fs.WriteStream;
@@ -144,6 +135,7 @@ export class AtomicFile {
       await once(this.brotliOut, 'close');
     }
     if (this.failure) throw this.failure;
+    if (this.options.durable) await syncFile(this.tmp);
     const sha256 = this.hash.digest('hex');
     // Only a published file of the same size can hold the same content: compare hashes
     // (the caller's, or one read from disk) then, and never trust a hash for a missing file.
@@ -189,30 +181,20 @@ export class AtomicFile {
 
   /** Stops every stream and removes the temporary files. */
   private async discard(): Promise<void> {
-    this.out.destroy();
-    this.gzip?.destroy();
-    this.gzipOut?.destroy();
-    this.brotli?.destroy();
-    this.brotliOut?.destroy();
+    // A file stream still opening creates its file after destroy(): wait for every stream to
+    // close, so the temporaries are on disk (or never will be) before they are removed.
+    const streams = [this.out, this.gzip, this.gzipOut, this.brotli, this.brotliOut];
+    await Promise.all(
+      streams.map((stream) => {
+        if (!stream || stream.closed) return undefined;
+        const closed = once(stream, 'close').catch(() => undefined);
+        stream.destroy();
+        return closed;
+      }),
+    );
     await removeQuietly(this.tmp);
     if (this.gzipTmp) await removeQuietly(this.gzipTmp);
     if (this.brotliTmp) await removeQuietly(this.brotliTmp);
-  }
-}
-
-/** Publishes a whole small file (index.json, a brand page) atomically. */
-export async function publishFile(
-  finalPath: string,
-  content: string | Buffer,
-  options: AtomicFileOptions = {},
-): Promise<PublishResult> {
-  const file = new AtomicFile(finalPath, options);
-  try {
-    await file.write(content);
-    return await file.commit();
-  } catch (err) {
-    await file.abort();
-    throw err;
   }
 }
 
@@ -287,4 +269,140 @@ export async function removeStaleTemporaries(
 
 async function removeQuietly(file: string): Promise<void> {
   await fs.promises.rm(file, { force: true });
+}
+
+/** Flushes a written file to the disk (before a rename makes it the published one). */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Removes a file; whether it was there. */
+async function removeIfPresent(file: string): Promise<boolean> {
+  try {
+    await fs.promises.rm(file);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw err;
+  }
+}
+
+/**
+ * The filesystem Publisher: keys are paths under `root`; each file is an AtomicFile (a
+ * temporary in its final directory, renamed into place on commit; unchanged content left as
+ * it was), with the compressed siblings its options ask for. `defaults` apply to every file.
+ */
+export class FsPublisher implements Publisher {
+  private written: string[] = [];
+  private removed: string[] = [];
+
+  constructor(
+    readonly root: string,
+    private readonly defaults: PublishFileOptions = {},
+  ) {}
+
+  /** The file a key names; a key that leaves the root is refused. */
+  pathOf(key: string): string {
+    const full = path.resolve(this.root, key);
+    const root = path.resolve(this.root);
+    if (full !== root && !full.startsWith(root + path.sep)) {
+      throw new Error(`publisher: the key '${key}' is outside ${this.root}`);
+    }
+    return full;
+  }
+
+  open(key: string, options: PublishFileOptions = {}): OpenFile {
+    const file = new AtomicFile(this.pathOf(key), { ...this.defaults, ...options });
+    return {
+      write: (chunk) => file.write(chunk),
+      commit: async () => {
+        const result = await file.commit();
+        if (result.changed) this.written.push(key);
+        return { ...result, path: key };
+      },
+      abort: () => file.abort(),
+    };
+  }
+
+  write(
+    key: string,
+    data: string | Buffer | AsyncIterable<string | Buffer>,
+    options: PublishFileOptions = {},
+  ): Promise<PublishResult> {
+    return writeWhole(this.open(key, options), data);
+  }
+
+  async read(key: string): Promise<Buffer | undefined> {
+    try {
+      return await fs.promises.readFile(this.pathOf(key));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      throw err;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return fs.promises.access(this.pathOf(key)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  async list(dir: string): Promise<string[]> {
+    try {
+      const entries = await fs.promises.readdir(this.pathOf(dir), { withFileTypes: true });
+      return entries.filter((e) => e.isFile()).map((e) => e.name);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+      throw err;
+    }
+  }
+
+  async remove(key: string, options: { recursive?: boolean } = {}): Promise<void> {
+    const full = this.pathOf(key);
+    if (options.recursive) {
+      const files: string[] = [];
+      const walk = async (d: string, prefix: string): Promise<void> => {
+        let entries: fs.Dirent[];
+        try {
+          entries = await fs.promises.readdir(d, { withFileTypes: true });
+        } catch {
+          return;
+        }
+        const names = new Set(entries.map((e) => e.name));
+        for (const e of entries) {
+          if (e.isDirectory()) await walk(path.join(d, e.name), `${prefix}/${e.name}`);
+          else if (temporaryWriter(e.name) !== undefined) continue;
+          // A compressed sibling goes with its file, which names both.
+          else if (!names.has(e.name.replace(/\.(gz|br)$/, '')) || !/\.(gz|br)$/.test(e.name))
+            files.push(`${prefix}/${e.name}`);
+        }
+      };
+      await walk(full, key);
+      await fs.promises.rm(full, { recursive: true, force: true });
+      this.removed.push(...files);
+      return;
+    }
+    // The file and its compressed siblings; the batch names the file.
+    let present = false;
+    for (const file of [full, `${full}.gz`, `${full}.br`]) {
+      if (await removeIfPresent(file)) present = true;
+    }
+    if (present) this.removed.push(key);
+  }
+
+  async commit(): Promise<PublishedChanges> {
+    const changes = { written: this.written, removed: this.removed };
+    this.written = [];
+    this.removed = [];
+    return changes;
+  }
 }

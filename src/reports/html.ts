@@ -1,23 +1,11 @@
-const HTML_SPECIAL = /[&<>"']/g;
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML or SVG element content and quoted attribute values. */
-export function escapeHtml(value: string | number): string {
-  return String(value).replace(HTML_SPECIAL, (c) => HTML_ESCAPES[c]!);
-}
+import { markup, raw, type Html, type Interpolation } from '../markup.js';
 
 /**
  * Text of unknown direction (a product or agent name, maybe Arabic or Hebrew): isolated with
  * <bdi> so it cannot reorder the cells and numbers around it.
  */
-export function isolatedText(value: string): string {
-  return `<bdi>${escapeHtml(value)}</bdi>`;
+export function isolatedText(value: string): Html {
+  return markup`<bdi>${value}</bdi>`;
 }
 
 /**
@@ -61,54 +49,59 @@ svg.chart { width: 100%; height: auto; max-width: 1000px; display: block; }
  * The start of a report document, up to the open <main>. The Content-Security-Policy meta
  * forbids scripts and every fetch (the file is meant to be opened anywhere, offline).
  */
-export function htmlDocumentStart(title: string, subtitle: string): string {
-  return `<!DOCTYPE html>
+export function htmlDocumentStart(title: string, subtitle: string): Html {
+  return markup`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<title>${title}</title>
+<style>${raw(STYLE)}</style>
 </head>
 <body>
 <main>
-<h1>${escapeHtml(title)}</h1>
-<p class="meta">${escapeHtml(subtitle)}</p>
+<h1>${title}</h1>
+<p class="meta">${subtitle}</p>
 `;
 }
 
-export function htmlDocumentEnd(): string {
-  return '</main>\n</body>\n</html>\n';
+export function htmlDocumentEnd(): Html {
+  return raw('</main>\n</body>\n</html>\n');
 }
 
 export interface HtmlColumn<R> {
   label: string;
   numeric?: boolean;
-  /** The cell's HTML, already escaped (use escapeHtml / isolatedText). */
-  cell: (row: R) => string;
+  /** The cell: text (escaped when written) or markup (isolatedText, markup`...`). */
+  cell: (row: R) => Interpolation;
 }
 
-export function htmlTableStart<R>(columns: readonly HtmlColumn<R>[]): string {
-  const head = columns
-    .map((c) => `<th${c.numeric ? ' class="num"' : ''} scope="col">${escapeHtml(c.label)}</th>`)
-    .join('');
-  return `<table>\n<thead><tr>${head}</tr></thead>\n<tbody>\n`;
+export function htmlTableStart<R>(columns: readonly HtmlColumn<R>[]): Html {
+  const head = columns.map(
+    (c) => markup`<th${c.numeric ? raw(' class="num"') : ''} scope="col">${c.label}</th>`,
+  );
+  return markup`<table>
+<thead><tr>${head}</tr></thead>
+<tbody>
+`;
 }
 
-export function htmlTableRows<R>(columns: readonly HtmlColumn<R>[], rows: readonly R[]): string {
-  let out = '';
+export function htmlTableRows<R>(columns: readonly HtmlColumn<R>[], rows: readonly R[]): Html {
+  const out: Html[] = [];
   for (const row of rows) {
-    out += '<tr>';
-    for (const c of columns) out += `<td${c.numeric ? ' class="num"' : ''}>${c.cell(row)}</td>`;
-    out += '</tr>\n';
+    const cells = columns.map(
+      (c) => markup`<td${c.numeric ? raw(' class="num"') : ''}>${c.cell(row)}</td>`,
+    );
+    out.push(markup`<tr>${cells}</tr>
+`);
   }
-  return out;
+  return markup`${out}`;
 }
 
-export function htmlTableEnd(): string {
-  return '</tbody>\n</table>\n';
+export function htmlTableEnd(): Html {
+  return raw('</tbody>\n</table>\n');
 }
 
 /** A whole table, or a line saying there is nothing to show. */
@@ -116,7 +109,9 @@ export function htmlTable<R>(
   columns: readonly HtmlColumn<R>[],
   rows: readonly R[],
   empty: string,
-): string {
-  if (rows.length === 0) return `<p class="empty">${escapeHtml(empty)}</p>\n`;
-  return htmlTableStart(columns) + htmlTableRows(columns, rows) + htmlTableEnd();
+): Html {
+  if (rows.length === 0)
+    return markup`<p class="empty">${empty}</p>
+`;
+  return markup`${htmlTableStart(columns)}${htmlTableRows(columns, rows)}${htmlTableEnd()}`;
 }

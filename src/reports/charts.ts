@@ -1,8 +1,8 @@
-import { escapeHtml } from './html.js';
+import { markup, type Html } from '../markup.js';
 
 /**
- * Inline SVG charts for the HTML report (and the dashboard later): plain SVG text, no script,
- * no external reference, every label escaped. Each data point is its own element with the
+ * Inline SVG charts for the HTML report and the dashboard: plain SVG (src/markup.ts), no
+ * script, no external reference, every label escaped. Each data point is its own element with the
  * class `point` and `data-series`, `data-label`, `data-value` attributes, and a <title> a
  * reader sees on hover, so the chart can be checked (and read aloud) point by point.
  */
@@ -111,83 +111,91 @@ function checkLengths(options: ChartOptions): void {
   }
 }
 
-function open(options: ChartOptions, frame: Frame, kind: string): string {
-  return (
-    `<svg class="chart chart-${kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${frame.width} ${frame.height}" ` +
-    `width="${frame.width}" height="${frame.height}" role="img" aria-label="${escapeHtml(options.title)}" ` +
-    `font-family="system-ui, sans-serif" font-size="11">\n<title>${escapeHtml(options.title)}</title>\n`
-  );
+function open(options: ChartOptions, frame: Frame, kind: string): Html {
+  return markup`<svg class="chart chart-${kind}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${frame.width} ${frame.height}" width="${frame.width}" height="${frame.height}" role="img" aria-label="${options.title}" font-family="system-ui, sans-serif" font-size="11">
+<title>${options.title}</title>
+`;
 }
 
 /** Gridlines, y ticks with labels, the axes and their titles, the x labels, the legend. */
-function axes(options: ChartOptions, frame: Frame, xOf: (i: number) => number): string {
+function axes(options: ChartOptions, frame: Frame, xOf: (i: number) => number): Html {
   const { plot, scale } = frame;
-  let out = '<g class="axes" fill="#616e7c">\n';
+  const out: Html[] = [
+    markup`<g class="axes" fill="#616e7c">
+`,
+  ];
   for (let v = 0; v <= scale.max + scale.step / 2; v += scale.step) {
     const y = round(frame.y(v));
-    out += `<line x1="${plot.x}" x2="${plot.x + plot.width}" y1="${y}" y2="${y}" stroke="#e4e7eb"/>`;
-    out += `<text class="y-tick" x="${plot.x - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${escapeHtml(frame.format(v))}</text>\n`;
+    out.push(markup`<line x1="${plot.x}" x2="${plot.x + plot.width}" y1="${y}" y2="${y}" stroke="#e4e7eb"/><text class="y-tick" x="${plot.x - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${frame.format(v)}</text>
+`);
   }
   const bottom = plot.y + plot.height;
-  out += `<line x1="${plot.x}" x2="${plot.x + plot.width}" y1="${bottom}" y2="${bottom}" stroke="#9aa5b1"/>\n`;
-  out += `<line x1="${plot.x}" x2="${plot.x}" y1="${plot.y}" y2="${bottom}" stroke="#9aa5b1"/>\n`;
+  out.push(markup`<line x1="${plot.x}" x2="${plot.x + plot.width}" y1="${bottom}" y2="${bottom}" stroke="#9aa5b1"/>
+<line x1="${plot.x}" x2="${plot.x}" y1="${plot.y}" y2="${bottom}" stroke="#9aa5b1"/>
+`);
   const n = options.labels.length;
   const every = Math.max(1, Math.ceil(n / MAX_X_LABELS));
   for (let i = 0; i < n; i += every) {
-    out += `<text class="x-tick" x="${round(xOf(i))}" y="${bottom + 16}" text-anchor="middle">${escapeHtml(options.labels[i]!)}</text>\n`;
+    out.push(markup`<text class="x-tick" x="${round(xOf(i))}" y="${bottom + 16}" text-anchor="middle">${options.labels[i]!}</text>
+`);
   }
   if (options.xLabel) {
-    out += `<text class="x-label" x="${plot.x + plot.width / 2}" y="${frame.height - 8}" text-anchor="middle" fill="#1f2933">${escapeHtml(options.xLabel)}</text>\n`;
+    out.push(markup`<text class="x-label" x="${plot.x + plot.width / 2}" y="${frame.height - 8}" text-anchor="middle" fill="#1f2933">${options.xLabel}</text>
+`);
   }
   if (options.yLabel) {
     const cy = plot.y + plot.height / 2;
-    out += `<text class="y-label" x="14" y="${cy}" text-anchor="middle" transform="rotate(-90 14 ${cy})" fill="#1f2933">${escapeHtml(options.yLabel)}</text>\n`;
+    out.push(markup`<text class="y-label" x="14" y="${cy}" text-anchor="middle" transform="rotate(-90 14 ${cy})" fill="#1f2933">${options.yLabel}</text>
+`);
   }
   if (options.series.length > 1) {
     let x = plot.x;
     options.series.forEach((s, i) => {
-      out += `<g class="legend-item"><rect x="${x}" y="${MARGIN.top}" width="10" height="10" fill="${escapeHtml(frame.colors[i]!)}"/>`;
-      out += `<text x="${x + 14}" y="${MARGIN.top + 9}" fill="#1f2933">${escapeHtml(s.name)}</text></g>\n`;
+      out.push(markup`<g class="legend-item"><rect x="${x}" y="${MARGIN.top}" width="10" height="10" fill="${frame.colors[i]!}"/><text x="${x + 14}" y="${MARGIN.top + 9}" fill="#1f2933">${s.name}</text></g>
+`);
       x += 24 + s.name.length * 7;
     });
   }
-  return `${out}</g>\n`;
+  return markup`${out}</g>
+`;
 }
 
-function pointAttributes(series: string, label: string, value: number, frame: Frame): string {
-  return (
-    `class="point" data-series="${escapeHtml(series)}" data-label="${escapeHtml(label)}" data-value="${value}"` +
-    `><title>${escapeHtml(`${series}, ${label}: ${frame.format(value)}`)}</title>`
-  );
+function pointAttributes(series: string, label: string, value: number, frame: Frame): Html {
+  return markup`class="point" data-series="${series}" data-label="${label}" data-value="${value}"><title>${`${series}, ${label}: ${frame.format(value)}`}</title>`;
 }
 
 /** One line per series, a circle per point. */
-export function renderLineChart(options: ChartOptions): string {
+export function renderLineChart(options: ChartOptions): Html {
   checkLengths(options);
   const max = Math.max(0, ...options.series.flatMap((s) => s.values));
   const frame = frameOf(options, max);
   const n = options.labels.length;
   const band = frame.plot.width / Math.max(1, n);
   const xOf = (i: number) => frame.plot.x + band * (i + 0.5);
-  let out = open(options, frame, 'line') + axes(options, frame, xOf);
+  const out: Html[] = [open(options, frame, 'line'), axes(options, frame, xOf)];
   options.series.forEach((s, si) => {
-    const color = escapeHtml(frame.colors[si]!);
+    const color = frame.colors[si]!;
     const points = s.values.map((v, i) => `${round(xOf(i))},${round(frame.y(v))}`).join(' ');
-    out += `<g class="series" data-series="${escapeHtml(s.name)}">\n`;
+    out.push(markup`<g class="series" data-series="${s.name}">
+`);
     if (n > 1) {
-      out += `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points}"/>\n`;
+      out.push(markup`<polyline fill="none" stroke="${color}" stroke-width="2" points="${points}"/>
+`);
     }
     const r = n > 120 ? 1.5 : 3;
     s.values.forEach((v, i) => {
-      out += `<circle cx="${round(xOf(i))}" cy="${round(frame.y(v))}" r="${r}" fill="${color}" ${pointAttributes(s.name, options.labels[i]!, v, frame)}</circle>\n`;
+      out.push(markup`<circle cx="${round(xOf(i))}" cy="${round(frame.y(v))}" r="${r}" fill="${color}" ${pointAttributes(s.name, options.labels[i]!, v, frame)}</circle>
+`);
     });
-    out += '</g>\n';
+    out.push(markup`</g>
+`);
   });
-  return `${out}</svg>\n`;
+  return markup`${out}</svg>
+`;
 }
 
 /** Bars per label: stacked (the series add up) or one bar per label for a single series. */
-export function renderBarChart(options: ChartOptions): string {
+export function renderBarChart(options: ChartOptions): Html {
   checkLengths(options);
   const n = options.labels.length;
   const totals = options.labels.map((_, i) =>
@@ -197,18 +205,22 @@ export function renderBarChart(options: ChartOptions): string {
   const band = frame.plot.width / Math.max(1, n);
   const barWidth = Math.max(1, band * 0.72);
   const xOf = (i: number) => frame.plot.x + band * (i + 0.5);
-  let out = open(options, frame, 'bar') + axes(options, frame, xOf);
+  const out: Html[] = [open(options, frame, 'bar'), axes(options, frame, xOf)];
   const base = new Array<number>(n).fill(0);
   options.series.forEach((s, si) => {
-    const color = escapeHtml(frame.colors[si]!);
-    out += `<g class="series" data-series="${escapeHtml(s.name)}">\n`;
+    const color = frame.colors[si]!;
+    out.push(markup`<g class="series" data-series="${s.name}">
+`);
     s.values.forEach((v, i) => {
       const bottom = frame.y(base[i]!);
       const top = frame.y(base[i]! + Math.max(0, v));
       base[i]! += Math.max(0, v);
-      out += `<rect x="${round(xOf(i) - barWidth / 2)}" y="${round(top)}" width="${round(barWidth)}" height="${round(bottom - top)}" fill="${color}" ${pointAttributes(s.name, options.labels[i]!, v, frame)}</rect>\n`;
+      out.push(markup`<rect x="${round(xOf(i) - barWidth / 2)}" y="${round(top)}" width="${round(barWidth)}" height="${round(bottom - top)}" fill="${color}" ${pointAttributes(s.name, options.labels[i]!, v, frame)}</rect>
+`);
     });
-    out += '</g>\n';
+    out.push(markup`</g>
+`);
   });
-  return `${out}</svg>\n`;
+  return markup`${out}</svg>
+`;
 }

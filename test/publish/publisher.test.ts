@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import t from 'tap';
+import { FsPublisher, temporaryWriter } from '../../src/publish/fs.js';
+import { MemoryPublisher } from '../../src/publish/memory.js';
+import type { Publisher } from '../../src/publish/publisher.js';
+import { createFeed } from '../../src/domain/feeds/feeds.js';
+import { feedsStage } from '../../pipeline/feeds-stage.js';
+import { publishDiscovery } from '../../pipeline/discovery/index.js';
+import { addProduct } from '../support/discovery.js';
+import { createClock, createPipelineContext, startTestStore } from '../support/pipeline.js';
+
+/** Every file under a directory (temporaries and compressed siblings left out), by key. */
+function treeOf(root: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (dir: string, prefix: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const key = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(path.join(dir, e.name), key);
+      else if (!/\.(gz|br)$/.test(e.name) && temporaryWriter(e.name) === undefined)
+        out.set(key, fs.readFileSync(path.join(dir, e.name)));
+    }
+  };
+  walk(root, '');
+  return out;
+}
+
+const implementations: [string, (dir: string) => Publisher][] = [
+  ['FsPublisher', (dir) => new FsPublisher(dir)],
+  ['MemoryPublisher', () => new MemoryPublisher()],
+];
+
+for (const [name, make] of implementations) {
+  t.test(`${name}: the Publisher contract`, async (t) => {
+    const p = make(t.testdir({}));
+    const file = p.open('v1/feeds/a/products.ndjson', { contentType: 'application/x-ndjson' });
+    await file.write('{"a":1}\n');
+    await file.write(Buffer.from('{"b":2}\n'));
+    t.notOk(await p.exists('v1/feeds/a/products.ndjson'), 'nothing is visible before commit');
+    const first = await file.commit();
+    t.same(
+      { changed: first.changed, bytes: first.bytes, path: first.path },
+      { changed: true, bytes: 16, path: 'v1/feeds/a/products.ndjson' },
+    );
+    t.match(first.sha256, /^[0-9a-f]{64}$/);
+    t.equal(String(await p.read('v1/feeds/a/products.ndjson')), '{"a":1}\n{"b":2}\n');
+    await t.rejects(file.commit(), /already committed/, 'a file commits once');
+
+    // The same content again: nothing replaced, nothing listed.
+    const again = await p.write('v1/feeds/a/products.ndjson', '{"a":1}\n{"b":2}\n');
+    t.equal(again.changed, false);
+    t.equal(again.sha256, first.sha256);
+
+    // A stream of chunks; an aborted file leaves the published one as it was.
+    async function* chunks() {
+      yield 'x,';
+      yield Buffer.from('y\n');
+    }
+    await p.write('v1/brands/b.json', chunks(), { gzip: false });
+    const dropped = p.open('v1/brands/b.json');
+    await dropped.write('half');
+    await dropped.abort();
+    t.equal(String(await p.read('v1/brands/b.json')), 'x,y\n', 'an abort keeps what was published');
+    await p.write('v1/brands/b/index.html', '<p>b</p>');
+    t.same((await p.list('v1/brands')).sort(), ['b.json'], 'list: the files directly under');
+    t.same(await p.list('nowhere'), []);
+    t.same(await p.commit(), {
+      written: ['v1/feeds/a/products.ndjson', 'v1/brands/b.json', 'v1/brands/b/index.html'],
+      removed: [],
+    });
+
+    await p.remove('v1/brands/b.json');
+    await p.remove('v1/brands/b', { recursive: true });
+    await p.remove('v1/never-there.json');
+    t.notOk(await p.exists('v1/brands/b.json'));
+    t.notOk(await p.exists('v1/brands/b/index.html'));
+    t.equal(await p.read('v1/brands/b.json'), undefined);
+    t.same(await p.commit(), {
+      written: [],
+      removed: ['v1/brands/b.json', 'v1/brands/b/index.html'],
+    });
+    t.same(await p.commit(), { written: [], removed: [] }, 'a commit lists its own batch');
+  });
+}
+
+t.test('FsPublisher: temporary, siblings, durability and the root', async (t) => {
+  const root = t.testdir({});
+  const p = new FsPublisher(root);
+  const file = p.open('feed.json', { gzipLevel: 1, brotli: true, durable: true });
+  await file.write('[1,2,3]');
+  t.notOk(fs.existsSync(path.join(root, 'feed.json')), 'no file under its name before commit');
+  await file.commit();
+  t.same(fs.readdirSync(root).sort(), ['feed.json', 'feed.json.br', 'feed.json.gz']);
+  t.equal(zlib.gunzipSync(fs.readFileSync(path.join(root, 'feed.json.gz'))).toString(), '[1,2,3]');
+  t.equal(
+    zlib.brotliDecompressSync(fs.readFileSync(path.join(root, 'feed.json.br'))).toString(),
+    '[1,2,3]',
+  );
+  await p.remove('feed.json');
+  t.same(fs.readdirSync(root), [], 'a removal takes the siblings');
+  t.same((await p.commit()).removed, ['feed.json'], 'the batch names the file');
+  t.throws(() => p.open('../outside.json'), /outside/, 'a key cannot leave the root');
+  t.throws(() => p.open('/etc/passwd'), /outside/);
+});
+
+t.test('MemoryPublisher keeps the content type a target needs', async (t) => {
+  const p = new MemoryPublisher();
+  await p.write('index.html', '<p>x</p>', { contentType: 'text/html; charset=utf-8' });
+  t.equal(p.files.get('index.html')?.contentType, 'text/html; charset=utf-8');
+});
+
+t.test('the feeds and discovery stages publish the same bytes to memory as to disk', async (t) => {
+  const s = await startTestStore(t);
+  const clock = createClock();
+  await addProduct(s.db, { id: 'a1', name: 'Lamp <b>', attributes: { brand: 'Acme & Co' } });
+  await addProduct(s.db, { id: 'a2', name: 'Desk', attributes: { brand: 'Other' } });
+  await addProduct(s.db, { id: 'a3', name: 'Chair' });
+  const options = { baseUrl: 'https://api.example.com', startDelayMs: 0 };
+  await createFeed(s.db, { name: 'All', format: 'json' }, options, clock.now());
+  await createFeed(s.db, { name: 'CSV', format: 'csv' }, options, clock.now());
+
+  const memory = { feeds: new MemoryPublisher(), discovery: new MemoryPublisher() };
+  const inMemory = { ...createPipelineContext(t, s.store, s.config, clock), output: memory };
+  t.same((await feedsStage(inMemory)).failures, []);
+  t.same((await publishDiscovery(inMemory)).failures, []);
+  t.notOk(fs.existsSync(s.config.PUBLIC_DIR), 'nothing of the registry went to the disk');
+
+  // The same runs again from a fresh state, onto the disk.
+  await s.db.deleteFrom('discovery_brands').execute();
+  const onDisk = createPipelineContext(t, s.store, s.config, clock);
+  await feedsStage(onDisk);
+  await publishDiscovery(onDisk);
+
+  for (const [label, publisher, root] of [
+    ['feeds', memory.feeds, path.join(s.config.DATA_DIR, 'feeds')],
+    ['discovery', memory.discovery, s.config.PUBLIC_DIR],
+  ] as const) {
+    const disk = treeOf(root);
+    const keys = [...publisher.files.keys()].filter((k) => k !== '.published').sort();
+    t.same(keys, [...disk.keys()].filter((k) => k !== '.published').sort(), `${label}: same files`);
+    t.ok(keys.length >= 2, `${label}: files were published (${keys.length})`);
+    for (const k of keys) {
+      if (k === 'v1/index.json') continue; // stamped with the time its content last changed
+      t.ok(publisher.files.get(k)!.content.equals(disk.get(k)!), `${label}: ${k}`);
+    }
+  }
+  t.equal(memory.discovery.files.get('index.html')?.contentType, 'text/html; charset=utf-8');
+});
