@@ -1,7 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import type { AppDeps } from '../http/route.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import { findApiKey } from '../domain/access/api-keys.js';
 import { AppError } from '../errors.js';
@@ -9,7 +8,7 @@ import { SecretBox } from '../domain/integrations/secret-box.js';
 import { markup, type Html } from './html.js';
 import { page, type Viewer } from './layout.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
-import type { DashRoute } from './route.js';
+import type { DashboardDeps, DashRoute } from './route.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
 import { keyPages } from './pages/keys.js';
 import { productPages } from './pages/products.js';
@@ -40,7 +39,7 @@ export interface DashboardOptions {
  * The merchant dashboard: server-rendered pages under /dashboard that call the same domain
  * functions as the API routes. Signed in with an API key; the session holds the key's id.
  */
-export function createDashboard(deps: AppDeps, options: DashboardOptions = {}): Koa {
+export function createDashboard(deps: DashboardDeps, options: DashboardOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const box = new SecretBox(deps.config);
