@@ -86,7 +86,7 @@ interface Parts {
   options: StartOptions;
   logger: Logger;
   store: Store;
-  deps: AppDeps & { webhooks: WebhookWorker; integrations: SyncRunner; accessLog: RequestLog };
+  deps: AppDeps & { webhooks: WebhookWorker; integrations: SyncRunner };
   usage?: MonthlyUsage;
   reports: ReportWorker;
   firstAdminKey?: string;
@@ -159,7 +159,6 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     keyCache: new ApiKeyCache(store.externalChanges),
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
-    accessLog: new RequestLog(store.db, logger, { currency: config.DEFAULT_CURRENCY }),
     integrations,
   };
   const deps = { ...base, webhooks: new WebhookWorker(base) };
@@ -191,7 +190,15 @@ function services(parts: Parts): Service[] {
     usageService(parts),
     auditService(parts),
     retentionService(parts),
-    service('the request log', { stop: () => parts.deps.accessLog.close() }),
+    // Records feed exports as analytics interactions, in batches.
+    service('the request log', {
+      start: () => {
+        parts.deps.accessLog = new RequestLog(parts.store.db, parts.logger, {
+          currency: parts.config.DEFAULT_CURRENCY,
+        });
+      },
+      stop: () => parts.deps.accessLog?.close(),
+    }),
     discoveryService(parts),
     // PostgreSQL: the LISTEN connection that tells the key cache of another process's change
     // (closed with the store); SQLite: the data version read.
