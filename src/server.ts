@@ -1,6 +1,6 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import type { AppDeps } from './app-deps.js';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/store.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -15,10 +15,10 @@ import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './domain/reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
+import { baseUrl, closeGracefully, listen } from './http/listen.js';
 import { createDashboard } from './dashboard/app.js';
 import { RequestLog } from './http/discovery/request-log.js';
 import { startAnalyticsRetention, type AnalyticsRetention } from './domain/analytics/retention.js';
-import type { AppDeps } from './http/route.js';
 import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/scheduler.js';
 import type { Stage } from '../pipeline/stage.js';
 import { openPipelineContext, runPipeline } from '../pipeline/run.js';
@@ -27,6 +27,7 @@ import type { IntegrationEnv } from './domain/integrations/runtime.js';
 import { platformSources } from './platforms/index.js';
 import { recoverInterruptedSyncs, SyncRunner } from './domain/integrations/sync.js';
 import { startSyncScheduler, type SyncScheduler } from './domain/integrations/scheduler.js';
+import { inParallel, service, Services, type Service } from './runtime/service.js';
 
 export interface RunningServer {
   /** Base URL of the platform API, e.g. http://127.0.0.1:41234 */
@@ -84,9 +85,31 @@ function createLimiter(config: Config, store: Store, usage: MonthlyUsage): Limit
   return where === 'database' ? new SharedRateLimiter(store.db, usage) : new RateLimiter(usage);
 }
 
+/** The parts of a running server; those a service creates at its start are set then. */
+interface Parts {
+  config: Config;
+  options: StartOptions;
+  logger: Logger;
+  store: Store;
+  deps: AppDeps & { webhooks: WebhookWorker; integrations: SyncRunner };
+  usage?: MonthlyUsage;
+  reports: ReportWorker;
+  firstAdminKey?: string;
+  audit?: AuditWriter;
+  discovery?: DiscoveryServer;
+  analyticsRetention?: AnalyticsRetention;
+  pipeline?: PipelineScheduler;
+  syncSchedule?: SyncScheduler;
+  http?: http.Server;
+  port?: number;
+  /** A "publish now" run of the dashboard's own (when serve runs no schedule). */
+  publishing?: Promise<unknown>;
+}
+
 /**
- * Opens and migrates the store, then serves the platform API on HOST:PORT
- * (port 0 picks a free one). The caller decides what to do with signals.
+ * Opens the store and starts every part of the server (see services()): the platform API and
+ * the dashboard on HOST:PORT (port 0 picks a free one), the discovery server, the workers and
+ * schedules. close() stops them in reverse. The caller decides what to do with signals.
  */
 export async function startServer(config: Config, options: StartOptions): Promise<RunningServer> {
   const store = openStore(config, {
@@ -97,62 +120,35 @@ export async function startServer(config: Config, options: StartOptions): Promis
         'store connection lost; reconnecting on demand',
       ),
   });
-  try {
-    await migrateToLatest(store.db);
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  let firstAdminKey: string | undefined;
-  if (options.createFirstAdminKey && (await countActiveApiKeys(store.db)) === 0) {
-    const created = await createApiKey(
-      store.db,
-      { level: 'admin', name: 'first admin key' },
-      { environment: config.ENVIRONMENT, defaultPlan: config.DEFAULT_PLAN },
-    );
-    firstAdminKey = created.secret;
-  }
-  const now = options.now ?? (() => new Date());
-  let usage: MonthlyUsage | undefined;
-  if (config.RATE_LIMITS) {
-    usage = new MonthlyUsage(store.db, options.logger);
-    await usage.load(monthOf(now().getTime()).id);
-    usage.start(config.USAGE_FLUSH_MS);
-  }
-  let audit: AuditWriter | undefined;
-  if (config.AUDIT_LOG) {
-    audit = new AuditWriter(options.logger, {
-      location: store.location,
-      flushMs: config.AUDIT_FLUSH_MS,
-      flushRows: config.AUDIT_FLUSH_ROWS,
-      retentionDays: config.AUDIT_RETENTION_DAYS,
-      now,
-    });
-    try {
-      await audit.start();
-    } catch (err) {
-      await usage?.close();
-      await store.close();
-      throw err;
-    }
-  }
-  const deps: AppDeps = {
-    db: store.db,
-    config,
-    logger: options.logger,
-    now,
-    keyCache: new ApiKeyCache(store.externalChanges),
-    lifecycle: { shuttingDown: false },
-    ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
-    ...(audit ? { audit } : {}),
-    accessLog: new RequestLog(store.db, options.logger, { currency: config.DEFAULT_CURRENCY }),
+  const parts = assemble(config, options, store);
+  const running = new Services(services(parts), options.logger);
+  await running.start();
+  const port = parts.port!;
+  return {
+    url: baseUrl(config.HOST, port),
+    port,
+    store,
+    deps: parts.deps,
+    discovery: parts.discovery!,
+    analyticsRetention: parts.analyticsRetention!,
+    reports: parts.reports,
+    close: () => running.stop(),
+    ...(parts.firstAdminKey ? { firstAdminKey: parts.firstAdminKey } : {}),
+    ...(parts.pipeline ? { pipeline: parts.pipeline } : {}),
+    ...(parts.syncSchedule ? { syncSchedule: parts.syncSchedule } : {}),
   };
-  // Integrations: a run a killed process left `running` is marked failed before anything starts.
+}
+
+/** Builds the shared dependencies and the workers; nothing runs until their service starts. */
+function assemble(config: Config, options: StartOptions, store: Store): Parts {
+  const { logger } = options;
+  const now = options.now ?? (() => new Date());
+  const usage = config.RATE_LIMITS ? new MonthlyUsage(store.db, logger) : undefined;
   const integrations = new SyncRunner({
     db: store.db,
     box: new SecretBox(config),
     sources: platformSources,
-    logger: options.logger,
+    logger,
     now,
     allowPrivate: config.ALLOW_PRIVATE_TARGETS,
     defaultCurrency: config.DEFAULT_CURRENCY,
@@ -160,172 +156,272 @@ export async function startServer(config: Config, options: StartOptions): Promis
     shopifyApiVersion: config.SHOPIFY_API_VERSION,
     ...options.integrations,
   });
-  deps.integrations = integrations;
-  await recoverInterruptedSyncs(integrations.env);
-  // Webhooks: the delivery worker reads the outbox for as long as the server runs.
-  const webhooks = new WebhookWorker(deps);
-  deps.webhooks = webhooks;
-  const changes = changesOf(store.db);
-  const unsubscribe = [
-    changes.subscribe('eventRecorded', () => webhooks.nudge()),
-    changes.subscribe('webhooksChanged', () => webhooks.nudge()),
-  ];
-  let pipeline: PipelineScheduler | undefined;
-  const app = createApp(deps);
-  // The merchant dashboard (/dashboard) beside the API, on the same port.
-  const api = app.callback();
-  let publishing: Promise<unknown> | undefined;
-  const dashboard = createDashboard(deps, {
-    // "Publish now": the schedule's run when serve runs it, else one run of our own.
-    publish: (trigger) => {
-      if (pipeline) return pipeline.requestRun(trigger);
-      publishing ??= runPipelineOnce(store, config, options.logger, deps.now, trigger).finally(
-        () => (publishing = undefined),
-      );
-    },
-  }).callback();
-  const server = http.createServer((req, res) => {
-    const url = req.url ?? '';
-    if (url === '/dashboard' || url.startsWith('/dashboard/') || url.startsWith('/dashboard?')) {
-      void dashboard(req, res);
-    } else {
-      void api(req, res);
-    }
-  });
-  server.keepAliveTimeout = 5_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.PORT, config.HOST, () => resolve());
-    });
-  } catch (err) {
-    await audit?.close();
-    await usage?.close();
-    await store.close();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-
-  // Started once listening, so a port already in use leaves no schedule behind.
-  if (options.pipeline) {
-    const scheduler = startPipelineScheduler({
-      store,
-      config,
-      logger: options.logger,
-      now: deps.now,
-      ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
-    });
-    // Every write path (API, CLI in this process, seed, sync) announces through the domain.
-    unsubscribe.push(
-      changes.subscribe('catalogueChanged', () => scheduler.requestRun('products changed')),
-      changes.subscribe('feedsChanged', () => scheduler.requestRun('feeds changed')),
-    );
-    pipeline = scheduler;
-  }
-  const syncSchedule = options.syncSchedule
-    ? startSyncScheduler({
-        runner: integrations,
-        cron: config.SYNC_CRON,
-        logger: options.logger,
-        now: deps.now,
-        ...(typeof options.syncSchedule === 'object' ? options.syncSchedule : {}),
-      })
-    : undefined;
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-  const discovery = await startDiscoveryServer({
+  const base = {
+    db: store.db,
     config,
-    db: store.db,
-    logger: options.logger,
-    now: deps.now,
-  });
-  webhooks.start();
-  const analyticsRetention = startAnalyticsRetention({
-    db: store.db,
-    logger: options.logger,
-    now: deps.now,
-    retentionDays: config.ANALYTICS_RETENTION_DAYS,
-  });
-  // Reports: pending ones (also those a killed process left) are generated in the background.
+    logger,
+    now,
+    keyCache: new ApiKeyCache(store.externalChanges),
+    lifecycle: { shuttingDown: false },
+    ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
+    integrations,
+  };
+  const deps = { ...base, webhooks: new WebhookWorker(base) };
   const reports = new ReportWorker({
     store,
     dataDir: config.DATA_DIR,
     storeName: config.STORE_NAME,
     currency: config.DEFAULT_CURRENCY,
-    logger: options.logger,
-    now: deps.now,
+    logger,
+    now,
     sources: analyticsReportSources({
       currency: config.DEFAULT_CURRENCY,
       storeName: config.STORE_NAME,
     }),
   });
-  unsubscribe.push(changes.subscribe('reportsChanged', () => reports.nudge()));
-  await reports.start();
+  return { config, options, logger, store, deps, reports, ...(usage ? { usage } : {}) };
+}
 
-  let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      deps.lifecycle.shuttingDown = true;
-      for (const stop of unsubscribe) stop();
-      // Every step runs even when one before it failed (the store must still close last); a
-      // failure is logged with the step's name, and the first one is thrown at the end.
-      const failures: Error[] = [];
-      const step = async (name: string, run: () => unknown) => {
-        try {
-          await run();
-        } catch (err) {
-          options.logger.error({ err }, `shutdown: ${name} failed`);
-          failures.push(new Error(`shutdown: ${name} failed: ${String(err)}`, { cause: err }));
+/**
+ * Every long-lived part, in the order it starts; close() stops them in reverse, each stop run
+ * whatever failed before it. The store comes first and closes last; the parts that write to
+ * it in batches (usage, audit, request log) close after everything that serves requests; the
+ * serving parts drain together, within one SHUTDOWN_TIMEOUT_MS; new requests are refused
+ * first.
+ */
+function services(parts: Parts): Service[] {
+  return [
+    storeService(parts),
+    usageService(parts),
+    auditService(parts),
+    retentionService(parts),
+    // Records feed exports as analytics interactions, in batches.
+    service('the request log', {
+      start: () => {
+        parts.deps.accessLog = new RequestLog(parts.store.db, parts.logger, {
+          currency: parts.config.DEFAULT_CURRENCY,
+        });
+      },
+      stop: () => parts.deps.accessLog?.close(),
+    }),
+    discoveryService(parts),
+    // PostgreSQL: the LISTEN connection that tells the key cache of another process's change
+    // (closed with the store); SQLite: the data version read.
+    service('the key-change listener', { start: () => parts.store.externalChanges() }),
+    // Draining together: requests, deliveries, a pipeline run (aborted: its temporary files
+    // go, published files stay whole), a report, syncs.
+    inParallel('serving', [
+      // A run a killed process left `running` is marked failed before anything starts.
+      service('integration syncs', {
+        start: () => recoverInterruptedSyncs(parts.deps.integrations.env),
+        stop: () => parts.deps.integrations.stop(),
+      }),
+      apiService(parts),
+      pipelineService(parts),
+      service('webhook deliveries', {
+        start: () => parts.deps.webhooks.start(),
+        stop: () => parts.deps.webhooks.stop(parts.config.SHUTDOWN_TIMEOUT_MS),
+      }),
+      // Pending reports (also those a killed process left) are generated in the background.
+      service('reports', { start: () => parts.reports.start(), stop: () => parts.reports.stop() }),
+    ]),
+    service('publishing', { stop: () => parts.publishing }),
+    syncScheduleService(parts),
+    notificationService(parts),
+    service('admission', { stop: () => (parts.deps.lifecycle.shuttingDown = true) }),
+  ];
+}
+
+/** Migrates the store (and creates the first admin key); closes it last. */
+function storeService(parts: Parts): Service {
+  const { store, options, config } = parts;
+  return service('the store', {
+    start: async () => {
+      try {
+        await migrateToLatest(store.db);
+        if (options.createFirstAdminKey && (await countActiveApiKeys(store.db)) === 0) {
+          const created = await createApiKey(
+            store.db,
+            { level: 'admin', name: 'first admin key' },
+            { environment: config.ENVIRONMENT, defaultPlan: config.DEFAULT_PLAN },
+          );
+          parts.firstAdminKey = created.secret;
         }
-      };
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-      // Deliveries and a pipeline run under way get the same grace as requests (a run is
-      // aborted: its temporary files go, published files stay whole); the store closes last.
-      await step('the sync schedule', () => syncSchedule?.stop());
-      await step('publishing', () => publishing);
-      await Promise.all([
-        step('the HTTP server', () => closed),
-        step('webhook deliveries', () => webhooks.stop(config.SHUTDOWN_TIMEOUT_MS)),
-        step('the pipeline', () => pipeline?.stop()),
-        step('reports', () => reports.stop()),
-        step('integration syncs', () => integrations.stop()),
-      ]);
-      clearTimeout(timer);
-      await step('the discovery server', () => discovery.close());
-      await step('the request log', () => deps.accessLog?.close());
-      await step('analytics retention', () => analyticsRetention.stop());
-      // Every request has finished: write what the batches still hold, then close the store.
-      await step('the audit log', () => audit?.close());
-      await step('monthly usage', () => usage?.close());
-      await step('the store', () => store.close());
-      if (failures.length > 0) throw failures[0]!;
-    })());
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+    },
+    stop: () => store.close(),
+  });
+}
 
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    store,
-    deps,
-    discovery,
-    analyticsRetention,
-    reports,
-    close,
-    ...(firstAdminKey ? { firstAdminKey } : {}),
-    ...(pipeline ? { pipeline } : {}),
-    ...(syncSchedule ? { syncSchedule } : {}),
-  };
+/** Monthly request counts: loaded at start, flushed every USAGE_FLUSH_MS and at the end. */
+function usageService({ usage, config, deps }: Parts): Service {
+  return service('monthly usage', {
+    start: async () => {
+      if (!usage) return;
+      await usage.load(monthOf(deps.now().getTime()).id);
+      usage.start(config.USAGE_FLUSH_MS);
+    },
+    stop: () => usage?.close(),
+  });
+}
+
+/** The audit log's writer thread (AUDIT_LOG): what it holds is written at the end. */
+function auditService(parts: Parts): Service {
+  const { config, store, deps } = parts;
+  return service('the audit log', {
+    start: async () => {
+      if (!config.AUDIT_LOG) return;
+      const audit = new AuditWriter(parts.logger, {
+        location: store.location,
+        flushMs: config.AUDIT_FLUSH_MS,
+        flushRows: config.AUDIT_FLUSH_ROWS,
+        retentionDays: config.AUDIT_RETENTION_DAYS,
+        now: deps.now,
+      });
+      await audit.start();
+      parts.audit = deps.audit = audit;
+    },
+    stop: () => parts.audit?.close(),
+  });
+}
+
+/** The daily purge of raw analytics interactions. */
+function retentionService(parts: Parts): Service {
+  return service('analytics retention', {
+    start: () => {
+      parts.analyticsRetention = startAnalyticsRetention({
+        db: parts.store.db,
+        logger: parts.logger,
+        now: parts.deps.now,
+        retentionDays: parts.config.ANALYTICS_RETENTION_DAYS,
+      });
+    },
+    stop: () => parts.analyticsRetention?.stop(),
+  });
+}
+
+/** The discovery API (the published tree) on FEEDS_PORT. */
+function discoveryService(parts: Parts): Service {
+  return service('the discovery server', {
+    start: async () => {
+      parts.discovery = await startDiscoveryServer({
+        config: parts.config,
+        db: parts.store.db,
+        logger: parts.logger,
+        now: parts.deps.now,
+      });
+    },
+    stop: () => parts.discovery?.close(),
+  });
+}
+
+/** The platform API and, on the same port, the merchant dashboard (/dashboard). */
+function apiService(parts: Parts): Service {
+  const { config, deps } = parts;
+  return service('the HTTP server', {
+    start: async () => {
+      const api = createApp(deps).callback();
+      const dashboard = createDashboard(deps, {
+        // "Publish now": the schedule's run when serve runs it, else one run of our own.
+        publish: (trigger) => {
+          if (parts.pipeline) return parts.pipeline.requestRun(trigger);
+          parts.publishing ??= runPipelineOnce(parts, trigger).finally(
+            () => (parts.publishing = undefined),
+          );
+        },
+      }).callback();
+      const server = http.createServer((req, res) => {
+        const url = req.url ?? '';
+        if (
+          url === '/dashboard' ||
+          url.startsWith('/dashboard/') ||
+          url.startsWith('/dashboard?')
+        ) {
+          void dashboard(req, res);
+        } else {
+          void api(req, res);
+        }
+      });
+      server.keepAliveTimeout = 5_000;
+      parts.port = await listen(server, config.PORT, config.HOST);
+      parts.http = server;
+    },
+    stop: () => parts.http && closeGracefully(parts.http, config.SHUTDOWN_TIMEOUT_MS),
+  });
+}
+
+/** The pipeline schedule (`pipeline` option): FEEDS_CRON, after changes, at start if stale. */
+function pipelineService(parts: Parts): Service {
+  const { options } = parts;
+  return service('the pipeline', {
+    start: () => {
+      if (!options.pipeline) return;
+      parts.pipeline = startPipelineScheduler({
+        store: parts.store,
+        config: parts.config,
+        logger: parts.logger,
+        now: parts.deps.now,
+        ...(typeof options.pipeline === 'object' ? { stages: options.pipeline.stages } : {}),
+      });
+    },
+    stop: () => parts.pipeline?.stop(),
+  });
+}
+
+/** Integration syncs on SYNC_CRON (`syncSchedule` option). */
+function syncScheduleService(parts: Parts): Service {
+  const { options } = parts;
+  return service('the sync schedule', {
+    start: () => {
+      if (!options.syncSchedule) return;
+      parts.syncSchedule = startSyncScheduler({
+        runner: parts.deps.integrations,
+        cron: parts.config.SYNC_CRON,
+        logger: parts.logger,
+        now: parts.deps.now,
+        ...(typeof options.syncSchedule === 'object' ? options.syncSchedule : {}),
+      });
+    },
+    stop: () => parts.syncSchedule?.stop(),
+  });
+}
+
+/**
+ * The change notifications that wake the workers: every write path (API, CLI in this process,
+ * seed, sync) announces through the domain.
+ */
+function notificationService(parts: Parts): Service {
+  let unsubscribe: (() => void)[] = [];
+  return service('change notifications', {
+    start: () => {
+      const changes = changesOf(parts.store.db);
+      const { webhooks } = parts.deps;
+      unsubscribe = [
+        changes.subscribe('eventRecorded', () => webhooks.nudge()),
+        changes.subscribe('webhooksChanged', () => webhooks.nudge()),
+        changes.subscribe('reportsChanged', () => parts.reports.nudge()),
+      ];
+      const pipeline = parts.pipeline;
+      if (pipeline) {
+        unsubscribe.push(
+          changes.subscribe('catalogueChanged', () => pipeline.requestRun('products changed')),
+          changes.subscribe('feedsChanged', () => pipeline.requestRun('feeds changed')),
+        );
+      }
+    },
+    stop: () => {
+      for (const stop of unsubscribe) stop();
+    },
+  });
 }
 
 /** One pipeline run in the background (the dashboard's "publish now" without a schedule). */
-async function runPipelineOnce(
-  store: Store,
-  config: Config,
-  logger: Logger,
-  now: () => Date,
-  trigger: string,
-): Promise<void> {
-  const opened = openPipelineContext(store, { config, logger, now });
+async function runPipelineOnce(parts: Parts, trigger: string): Promise<void> {
+  const { store, config, logger } = parts;
+  const opened = openPipelineContext(store, { config, logger, now: parts.deps.now });
   try {
     await runPipeline(opened.ctx, undefined, { trigger, waitMs: 60_000 });
   } catch (err) {

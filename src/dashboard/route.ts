@@ -1,12 +1,18 @@
 import type Koa from 'koa';
-import type { AppDeps } from '../http/route.js';
+import type { RouteDeps } from '../http/route.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { Html } from '../markup.js';
 import type { Viewer } from './layout.js';
 
+/**
+ * What the dashboard's pages use: what the API's routes use (they call the same domain
+ * functions), without the feed export's request log.
+ */
+export type DashboardDeps = Omit<RouteDeps, 'accessLog'>;
+
 /** What a dashboard page handler gets. */
 export interface DashContext {
-  deps: AppDeps;
+  deps: DashboardDeps;
   viewer: Viewer;
   key: ApiKeyRow;
   /** Asks the pipeline for a run (publish now), as a change of products would. */

@@ -9,11 +9,11 @@ import { idempotency } from './idempotency.js';
 import { logRequest } from './logging.js';
 import { handlerOf } from './reply.js';
 import { checkAdmissible, checkRouted, openRequestState } from './request-state.js';
-import type { AppDeps, RouteDef } from './route.js';
+import type { ApiDeps, RouteDef } from './route.js';
 import { allRoutes } from './routes/index.js';
 
 /** Builds the platform API. The same app serves tests, `serve` and the benchmarks. */
-export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
+export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.use(boundary(deps));
@@ -30,7 +30,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = allRoutes): Koa {
  * The first middleware: request state, version and draining checks, the one error boundary,
  * then the envelope, the audit log and the request log on the way out.
  */
-function boundary(deps: AppDeps): Koa.Middleware {
+function boundary(deps: ApiDeps): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const state = openRequestState(ctx, deps);
@@ -53,7 +53,7 @@ function boundary(deps: AppDeps): Koa.Middleware {
  * and no idempotency, so it runs as a single middleware: every Koa middleware is another
  * promise and closure per request, on the path that has to be fastest.
  */
-function routeChain(deps: AppDeps): (route: RouteDef) => Koa.Middleware[] {
+function routeChain(deps: ApiDeps): (route: RouteDef) => Koa.Middleware[] {
   const admit = createAdmission(deps);
   const idempotent = idempotency(deps);
   return (route) => {

@@ -4,7 +4,7 @@ import type { ApiKeyRow, KeyLevel } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { limitRequest } from './limits.js';
 import { requestState } from './request-state.js';
-import type { AppDeps, Permission, RouteDef } from './route.js';
+import type { ApiDeps, Permission, RouteDef } from './route.js';
 
 const LAST_USED_EVERY_MS = 60_000;
 
@@ -30,7 +30,7 @@ export type Admit = (
  * The check of the caller: the key authenticates; its limits are checked before its
  * permission, so a key that keeps calling what it may not still uses capacity.
  */
-export function createAdmission(deps: AppDeps): Admit {
+export function createAdmission(deps: ApiDeps): Admit {
   // When each key's last_used_at was last written by this app.
   const lastTouched = new Map<string, number>();
 

@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { rawBodyOf } from './body.js';
 import { statusOf, writeError } from './error-handler.js';
 import { requestState } from './request-state.js';
-import type { AppDeps } from './route.js';
+import type { ApiDeps } from './route.js';
 
 /**
  * For the crash test only (test/http/idempotency-crash.test.ts): with this variable set to
@@ -20,7 +20,7 @@ const CRASH_AFTER_COMMIT = process.env.AGENTSHELF_TEST_CRASH === 'after-idempote
  * one transaction with the stored response, so a retry after any crash either replays the
  * response or makes the change for the first time, never twice.
  */
-export function idempotency(deps: AppDeps): Koa.Middleware {
+export function idempotency(deps: ApiDeps): Koa.Middleware {
   return async (ctx, next) => {
     const key = ctx.get('idempotency-key');
     if (!key) return next();

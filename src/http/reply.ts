@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { requestState } from './request-state.js';
-import { JsonBytes, type AppDeps, type Reply, type RouteDef } from './route.js';
+import { JsonBytes, type ApiDeps, type Reply, type RouteDef } from './route.js';
 import { parseInput, refuseUnacceptableText } from './validate.js';
 
 /**
@@ -8,7 +8,7 @@ import { parseInput, refuseUnacceptableText } from './validate.js';
  * reply. In an idempotent request the handler's store is the request's transaction, so
  * whatever it writes commits with the stored response.
  */
-export function handlerOf(route: RouteDef, deps: AppDeps): (ctx: Koa.Context) => Promise<void> {
+export function handlerOf(route: RouteDef, deps: ApiDeps): (ctx: Koa.Context) => Promise<void> {
   return async (ctx) => {
     const state = requestState(ctx);
     // No query string (most reads): nothing to parse or look through.

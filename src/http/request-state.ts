@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { ApiKeyRow, Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { randomBase62 } from '../ids.js';
-import type { AppDeps } from './route.js';
+import type { ApiDeps } from './route.js';
 
 export const API_VERSION = 'v1';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -47,7 +47,7 @@ function wantsEnvelope(header: string): boolean {
 }
 
 /** Sets the request's state and the headers every answer carries (id, version, preference). */
-export function openRequestState(ctx: Koa.Context, deps: Pick<AppDeps, 'now'>): RequestState {
+export function openRequestState(ctx: Koa.Context, deps: Pick<ApiDeps, 'now'>): RequestState {
   const given = ctx.get('x-request-id');
   const state: RequestState = {
     requestId: REQUEST_ID.test(given) ? given : `req_${randomBase62(20)}`,
@@ -67,7 +67,7 @@ export function openRequestState(ctx: Koa.Context, deps: Pick<AppDeps, 'now'>): 
 }
 
 /** Refuses a request for an API version we do not speak, or one that arrives while draining. */
-export function checkAdmissible(ctx: Koa.Context, deps: Pick<AppDeps, 'lifecycle'>): void {
+export function checkAdmissible(ctx: Koa.Context, deps: Pick<ApiDeps, 'lifecycle'>): void {
   const version = ctx.get('x-api-version');
   if (version && version !== API_VERSION) {
     throw new AppError(

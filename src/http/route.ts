@@ -14,8 +14,11 @@ import type { SyncRunner } from '../domain/integrations/sync.js';
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
 
-/** Everything a route handler may use. Tests build the same object over a real store. */
-export interface AppDeps {
+/**
+ * What a route handler may use. The composition root (src/app-deps.ts) builds one object that
+ * serves the API and the dashboard; tests build the same over a real store.
+ */
+export interface RouteDeps {
   /** The store; in an idempotent request's handler, the request's transaction on it. */
   db: Db;
   config: Config;
@@ -24,10 +27,6 @@ export interface AppDeps {
   now: () => Date;
   /** Authenticated keys; call `invalidate()` after changing a key in this process. */
   keyCache: ApiKeyCache;
-  /** Set when the server is draining: new requests get 503. */
-  lifecycle: { shuttingDown: boolean };
-  /** Per-key limits; absent when RATE_LIMITS=off. */
-  limiter?: Limiter;
   /** The audit log's batched writer; absent when AUDIT_LOG=off. */
   audit?: AuditWriter;
   /** The webhook delivery worker `startServer` runs (test sends and manual retries go through it). */
@@ -36,6 +35,14 @@ export interface AppDeps {
   accessLog?: RequestLog;
   /** The integrations' syncs `startServer` runs (and the settings and keys they use). */
   integrations?: SyncRunner;
+}
+
+/** What the API's middleware uses besides: admission and the per-key limits. */
+export interface ApiDeps extends RouteDeps {
+  /** Set when the server is draining: new requests get 503. */
+  lifecycle: { shuttingDown: boolean };
+  /** Per-key limits; absent when RATE_LIMITS=off. */
+  limiter?: Limiter;
 }
 
 export interface Reply {
@@ -89,7 +96,10 @@ export interface RouteDef<
   /** POST routes that honour Idempotency-Key. */
   idempotent?: boolean;
   responses: Record<number, RouteResponse>;
-  handler: (input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>, deps: AppDeps) => Promise<Reply>;
+  handler: (
+    input: HandlerInput<Infer<PS>, Infer<QS>, Infer<BS>>,
+    deps: RouteDeps,
+  ) => Promise<Reply>;
 }
 
 /** Declares a route; the type parameters flow from the schemas into the handler's input. */

@@ -64,139 +64,124 @@ function cachedSection(
   return value;
 }
 
-async function renderAnalytics(
-  dash: DashContext,
-  query: Record<string, string>,
-  extra: { notice?: string; error?: AppError; values?: Record<string, string> } = {},
-  status = 200,
-): Promise<void> {
-  const { deps } = dash;
+type Extra = { notice?: string; error?: AppError; values?: Record<string, string> };
+
+/** The analytics of a period: the counts, three charts, the top products and agents. */
+async function analyticsSection(deps: DashContext['deps'], period: Period): Promise<Html> {
   const currency = deps.config.DEFAULT_CURRENCY;
   const options = { currency, storeName: deps.config.STORE_NAME };
-  let body: Html;
-  try {
-    const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
-    body = await cachedSection(deps, period, async () => {
-      const overview = await analyticsOverview(deps.db, period, options);
-      const daily = await dailySeries(deps.db, period, { currency });
-      const top = await productAnalytics(
-        deps.db,
-        period,
-        { limit: 10, offset: 0, sort: 'interactions' },
-        options,
-      );
-      const agents = await agentBreakdown(deps.db, period);
-      const m = overview.metrics;
-      const tr = overview.trends;
-      const labels = daily.map((d) => d.date);
-      const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
-      return markup`<p class="muted">
-        ${overview.period.start_date.slice(0, 10)} to ${overview.period.end_date.slice(0, 10)} (UTC days)
-      </p>
-      <div class="metrics">
-        <div class="metric">
-          <div>Active products</div>
-          <div class="value">${number(m.total_products)}</div>
-        </div>
-        <div class="metric">
-          <div>AI interactions</div>
-          <div class="value">${number(m.ai_interactions)}</div>
-          <div>${number(tr.ai_interactions?.daily_average, 1)} a day</div>
-          ${growth(tr.ai_interactions?.growth_rate)}
-        </div>
-        <div class="metric">
-          <div>Discovered by agents</div>
-          <div class="value">${percent(m.discovery_rate)}</div>
-        </div>
-        <div class="metric">
-          <div>Conversion rate</div>
-          <div class="value">${percent(m.conversion_rate)}</div>
-          ${growth(tr.conversion_rate?.growth_rate)}
-        </div>
-        <div class="metric">
-          <div>Revenue</div>
-          <div class="value">${number(m.revenue, 2)} ${currency}</div>
-        </div>
-      </div>
-      ${
-        empty
-          ? markup`<div class="box">
-              <p>
-                No AI traffic in this period yet. Agents are counted when they read your discovery
-                pages and feeds; import CDN logs with <code>agentshelf analytics import</code>, or
-                send conversions to <code>POST /v1/analytics/events</code>.
-              </p>
-            </div>`
-          : ''
-      }
-      <h2>Daily</h2>
-      <figure class="chart" id="chart-interactions">
-        <figcaption>AI interactions by agent kind</figcaption>
-        ${renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true })}
-      </figure>
-      <figure class="chart" id="chart-conversions">
-        <figcaption>Conversions</figcaption>
-        ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true })}
-      </figure>
-      <figure class="chart" id="chart-revenue">
-        <figcaption>Revenue (${currency})</figcaption>
-        ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)' })}
-      </figure>
-      <h2>Top products</h2>
-      ${
-        top.products.length === 0
-          ? markup`<p>No product was read by an agent in this period.</p>`
-          : table(
-              ['Product', 'AI interactions', 'Views', 'Conversions', `Revenue (${currency})`],
-              top.products.map((p) => [
-                markup`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
-                  >${p.name ?? p.product_id}</a
-                >`,
-                number(p.interactions.total),
-                number(p.views),
-                number(p.conversions),
-                number(p.revenue, 2),
-              ]),
-            )
-      }
-      <h2>Top agents</h2>
-      ${
-        agents.agents.length === 0
-          ? markup`<p>No AI agent seen in this period.</p>`
-          : table(
-              ['Agent', 'Operator', 'Kind', 'Interactions', 'Verified'],
-              agents.agents
-                .slice(0, 15)
-                .map((a) => [
-                  a.agent ?? 'unknown',
-                  a.operator ?? '—',
-                  a.kind,
-                  number(a.interactions),
-                  number(a.verified),
-                ]),
-            )
-      }`;
-    });
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    body = markup`<div class="error" role="alert">${err.message}</div>`;
+  const overview = await analyticsOverview(deps.db, period, options);
+  const daily = await dailySeries(deps.db, period, { currency });
+  const top = await productAnalytics(
+    deps.db,
+    period,
+    { limit: 10, offset: 0, sort: 'interactions' },
+    options,
+  );
+  const agents = await agentBreakdown(deps.db, period);
+  const m = overview.metrics;
+  const tr = overview.trends;
+  const labels = daily.map((d) => d.date);
+  const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
+  return markup`<p class="muted">
+    ${overview.period.start_date.slice(0, 10)} to ${overview.period.end_date.slice(0, 10)} (UTC days)
+  </p>
+  <div class="metrics">
+    <div class="metric">
+      <div>Active products</div>
+      <div class="value">${number(m.total_products)}</div>
+    </div>
+    <div class="metric">
+      <div>AI interactions</div>
+      <div class="value">${number(m.ai_interactions)}</div>
+      <div>${number(tr.ai_interactions?.daily_average, 1)} a day</div>
+      ${growth(tr.ai_interactions?.growth_rate)}
+    </div>
+    <div class="metric">
+      <div>Discovered by agents</div>
+      <div class="value">${percent(m.discovery_rate)}</div>
+    </div>
+    <div class="metric">
+      <div>Conversion rate</div>
+      <div class="value">${percent(m.conversion_rate)}</div>
+      ${growth(tr.conversion_rate?.growth_rate)}
+    </div>
+    <div class="metric">
+      <div>Revenue</div>
+      <div class="value">${number(m.revenue, 2)} ${currency}</div>
+    </div>
+  </div>
+  ${
+    empty
+      ? markup`<div class="box">
+          <p>
+            No AI traffic in this period yet. Agents are counted when they read your discovery
+            pages and feeds; import CDN logs with <code>agentshelf analytics import</code>, or
+            send conversions to <code>POST /v1/analytics/events</code>.
+          </p>
+        </div>`
+      : ''
   }
+  <h2>Daily</h2>
+  <figure class="chart" id="chart-interactions">
+    <figcaption>AI interactions by agent kind</figcaption>
+    ${renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true })}
+  </figure>
+  <figure class="chart" id="chart-conversions">
+    <figcaption>Conversions</figcaption>
+    ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true })}
+  </figure>
+  <figure class="chart" id="chart-revenue">
+    <figcaption>Revenue (${currency})</figcaption>
+    ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)' })}
+  </figure>
+  <h2>Top products</h2>
+  ${
+    top.products.length === 0
+      ? markup`<p>No product was read by an agent in this period.</p>`
+      : table(
+          ['Product', 'AI interactions', 'Views', 'Conversions', `Revenue (${currency})`],
+          top.products.map((p) => [
+            markup`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
+              >${p.name ?? p.product_id}</a
+            >`,
+            number(p.interactions.total),
+            number(p.views),
+            number(p.conversions),
+            number(p.revenue, 2),
+          ]),
+        )
+  }
+  <h2>Top agents</h2>
+  ${
+    agents.agents.length === 0
+      ? markup`<p>No AI agent seen in this period.</p>`
+      : table(
+          ['Agent', 'Operator', 'Kind', 'Interactions', 'Verified'],
+          agents.agents
+            .slice(0, 15)
+            .map((a) => [
+              a.agent ?? 'unknown',
+              a.operator ?? '—',
+              a.kind,
+              number(a.interactions),
+              number(a.verified),
+            ]),
+        )
+  }`;
+}
+
+/** The reports form (for a key that may write) and the last ten reports. */
+async function reportsSection(
+  dash: DashContext,
+  query: Record<string, string>,
+  extra: Extra,
+): Promise<Html> {
+  const { deps } = dash;
   const reports = await listReports(deps.db, {}, { limit: 10, offset: 0 }, deps.config.BASE_URL);
   const values = extra.values ?? {};
   const errorOf = (name: string) => (extra.error?.field === name ? extra.error.message : undefined);
-  dash.render(
-    'Analytics',
-    PATH,
-    markup`${extra.notice ? markup`<div class="notice" role="status">${extra.notice}</div>` : ''}
-      <form class="box filters" method="get" action="${PATH}">
-        <div>
-          ${field({ name: 'start_date', label: 'From', type: 'date', value: query.start_date })}
-        </div>
-        <div>${field({ name: 'end_date', label: 'To', type: 'date', value: query.end_date })}</div>
-        <div><button type="submit">Show period</button></div>
-      </form>
-      ${body}
-      <h2>Reports</h2>
+  return markup`<h2>Reports</h2>
       ${
         canWrite(dash.viewer)
           ? markup`<form class="box filters" method="post" action="${PATH}/reports">
@@ -234,7 +219,37 @@ async function renderAnalytics(
                   : markup`<span class="muted">reload to see when ready</span>`,
               ]),
             )
-      }`,
+      }`;
+}
+
+async function renderAnalytics(
+  dash: DashContext,
+  query: Record<string, string>,
+  extra: Extra = {},
+  status = 200,
+): Promise<void> {
+  const { deps } = dash;
+  let body: Html;
+  try {
+    const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
+    body = await cachedSection(deps, period, () => analyticsSection(deps, period));
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    body = markup`<div class="error" role="alert">${err.message}</div>`;
+  }
+  dash.render(
+    'Analytics',
+    PATH,
+    markup`${extra.notice ? markup`<div class="notice" role="status">${extra.notice}</div>` : ''}
+      <form class="box filters" method="get" action="${PATH}">
+        <div>
+          ${field({ name: 'start_date', label: 'From', type: 'date', value: query.start_date })}
+        </div>
+        <div>${field({ name: 'end_date', label: 'To', type: 'date', value: query.end_date })}</div>
+        <div><button type="submit">Show period</button></div>
+      </form>
+      ${body}
+      ${await reportsSection(dash, query, extra)}`,
     status,
   );
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { addMonthlyUsage, selectMonthlyUsage } from '../../db/queries/monthly-usage.js';
 import type { Db } from '../../db/store.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 
 /** A calendar month in UTC: `2026-11`, from its first millisecond to the next month's. */
 export interface Month {
@@ -39,7 +40,7 @@ export class MonthlyUsage {
   private readonly used = new Map<string, { month: string; requests: number }>();
   private pending = new Map<string, Pending>();
   private tail: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
+  private poller: PollingWorker | undefined;
 
   constructor(
     private readonly db: Db,
@@ -77,8 +78,12 @@ export class MonthlyUsage {
 
   /** Flushes every USAGE_FLUSH_MS until close(). */
   start(intervalMs: number): void {
-    this.timer = setInterval(() => void this.flush(), intervalMs);
-    this.timer.unref();
+    this.poller ??= new PollingWorker({
+      tick: () => this.flush(),
+      intervalMs,
+      onError: () => undefined, // flush() never rejects: it logs and keeps the counts
+    });
+    this.poller.start(intervalMs);
   }
 
   /** Writes the counts not written yet. Never rejects: a failed write is kept for the next one. */
@@ -89,7 +94,7 @@ export class MonthlyUsage {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    await this.poller?.stop();
     await this.flush();
   }
 

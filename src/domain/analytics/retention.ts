@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { deleteInteractionsBefore } from '../../db/queries/analytics.js';
 import type { Executor } from '../../db/transaction.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 
 const DAY_MS = 86_400_000;
 
@@ -50,15 +51,19 @@ export function startAnalyticsRetention(options: {
       .finally(() => {
         running = undefined;
       }));
-  const first = setTimeout(() => void sweep(), 1000);
-  first.unref();
-  const timer = setInterval(() => void sweep(), options.intervalMs ?? DAY_MS);
-  timer.unref();
+  // Once a second after start, then every day.
+  const poller = new PollingWorker({
+    tick: async () => {
+      await sweep();
+    },
+    intervalMs: options.intervalMs ?? DAY_MS,
+    onError: () => undefined, // sweep() never rejects: a failed purge is logged there
+  });
+  poller.start(1000);
   return {
     sweep,
     stop: async () => {
-      clearTimeout(first);
-      clearInterval(timer);
+      await poller.stop();
       await running;
     },
   };

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { StoreLocation } from '../../db/store.js';
 import { startWorker } from '../../runtime/worker.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 import type { AuditReply, AuditRequest, AuditTuple, AuditWorkerData } from './worker.js';
 
 export type { AuditTuple } from './worker.js';
@@ -42,8 +43,8 @@ export class AuditWriter {
     { resolve: (n: number) => void; reject: (e: Error) => void }
   >();
   private nextId = 0;
-  private flushTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly flusher: PollingWorker;
+  private readonly sweeper: PollingWorker;
   private closed: Promise<void> | undefined;
   private exitError: Error | undefined;
   private readonly ready: Promise<void>;
@@ -54,6 +55,20 @@ export class AuditWriter {
     private readonly options: AuditWriterOptions,
   ) {
     this.handoffRows = Math.min(HANDOFF_ROWS, options.flushRows);
+    // Sent even when empty: the thread retries entries the store refused earlier.
+    this.flusher = new PollingWorker({
+      tick: () => this.send(true, true),
+      intervalMs: options.flushMs,
+      onError: (err) => this.logger.error({ err }, 'audit log: could not hand entries over'),
+    });
+    // A failed sweep is logged by sweep() and tried again at the next.
+    this.sweeper = new PollingWorker({
+      tick: async () => {
+        await this.sweep();
+      },
+      intervalMs: SWEEP_EVERY_MS,
+      onError: () => undefined,
+    });
     const data: AuditWorkerData = {
       auditWorker: true,
       location: options.location,
@@ -98,12 +113,8 @@ export class AuditWriter {
    */
   async start(): Promise<void> {
     await this.ready;
-    // Sent even when empty: the thread retries entries the store refused earlier.
-    this.flushTimer = setInterval(() => this.send(true, true), this.options.flushMs);
-    this.flushTimer.unref();
-    void this.sweep().catch(() => undefined);
-    this.sweepTimer = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_EVERY_MS);
-    this.sweepTimer.unref();
+    this.flusher.start(this.options.flushMs);
+    this.sweeper.start();
   }
 
   /**
@@ -131,8 +142,9 @@ export class AuditWriter {
   /** Writes everything queued, then stops the thread. */
   close(): Promise<void> {
     return (this.closed ??= (async () => {
-      clearInterval(this.flushTimer);
-      clearInterval(this.sweepTimer);
+      await this.flusher.stop();
+      // A sweep under way is answered before the close (the thread takes requests in turn).
+      void this.sweeper.stop();
       this.send(false);
       try {
         const left = await this.request((id) => ({ type: 'close', id }));

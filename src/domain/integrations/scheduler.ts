@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { listAllIntegrationRows } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
 import type { SyncRunner } from './sync.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 
 export interface SyncScheduler {
   /**
@@ -72,19 +73,20 @@ export function startSyncScheduler(options: {
   };
 
   const interval = options.intervalMs ?? 1000;
-  const timer =
-    interval > 0
-      ? setInterval(() => {
-          tick().catch((err: unknown) => logger.error({ err }, 'sync schedule failed'));
-        }, interval)
-      : undefined;
-  timer?.unref();
+  const poller = new PollingWorker({
+    tick: async () => {
+      await tick();
+    },
+    intervalMs: interval,
+    onError: (err) => logger.error({ err }, 'sync schedule failed'),
+  });
+  if (interval > 0) poller.start(interval);
 
   return {
     tick,
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      await poller.stop();
       await ticking;
       await task.destroy();
     },

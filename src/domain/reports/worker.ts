@@ -22,6 +22,7 @@ import {
   reportFileName,
   reportsDirectory,
 } from './files.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 
 /**
  * Generations a report may start. A process killed while generating leaves the report
@@ -62,19 +63,21 @@ function failureReason(err: unknown): string {
  */
 export class ReportWorker {
   private readonly abort = new AbortController();
-  private readonly pollMs: number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly poller: PollingWorker;
   private running = false;
-  private working: Promise<void> | undefined;
-  private rerun = false;
   private stopping: Promise<void> | undefined;
 
   /** Where report files go: DATA_DIR/reports, through the one output sink (src/publish/). */
   private readonly publisher: FsPublisher;
 
   constructor(private readonly options: ReportWorkerOptions) {
-    this.pollMs = options.pollMs ?? 1000;
     this.publisher = new FsPublisher(reportsDirectory(options.dataDir));
+    this.poller = new PollingWorker({
+      tick: () => this.next(),
+      intervalMs: options.pollMs ?? 1000,
+      onError: (err) =>
+        this.options.logger.error({ err }, 'report worker: reading pending reports failed'),
+    });
   }
 
   /** Clears what a killed process left (temporaries, orphan files), then starts working. */
@@ -83,14 +86,12 @@ export class ReportWorker {
     await removeStaleTemporaries(this.options.dataDir);
     await this.removeOrphanFiles();
     this.running = true;
-    this.schedule(0);
+    this.poller.start();
   }
 
   /** Look for pending reports now (one was just requested). */
   nudge(): void {
-    if (!this.running) return;
-    if (this.working) this.rerun = true;
-    else this.schedule(0);
+    this.poller.nudge();
   }
 
   /**
@@ -100,34 +101,10 @@ export class ReportWorker {
   stop(): Promise<void> {
     return (this.stopping ??= (async () => {
       this.running = false;
-      clearTimeout(this.timer);
+      const stopped = this.poller.stop();
       this.abort.abort();
-      await this.working;
+      await stopped;
     })());
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.runOnce(), ms);
-    this.timer.unref();
-  }
-
-  private runOnce(): void {
-    if (!this.running || this.working) return;
-    let more = false;
-    this.working = this.next()
-      .then((m) => {
-        more = m;
-      })
-      .catch((err: unknown) => {
-        this.options.logger.error({ err }, 'report worker: reading pending reports failed');
-      })
-      .finally(() => {
-        this.working = undefined;
-        const again = more || this.rerun;
-        this.rerun = false;
-        if (this.running) this.schedule(again ? 0 : this.pollMs);
-      });
   }
 
   /** Handles the oldest pending report; returns whether there may be more. */

@@ -5,6 +5,7 @@ import { retryDeliveryNow, sendTestDelivery, type InFlight } from './manual.js';
 import { AttemptRecorder, type FinishedAttempt } from './record.js';
 import { DeliveryLane } from './lane.js';
 import { LeaseKeeper } from './lease.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 import { fanOutEvents } from './outbox.js';
 import type { WebhookDelivery } from './schemas.js';
 
@@ -55,11 +56,8 @@ export class WebhookWorker {
   private readonly abort = new AbortController();
   private readonly recorder: AttemptRecorder;
   private readonly leases: LeaseKeeper;
-  private readonly pollMs: number;
   private readonly fanOutBatch: number;
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
-  private rerun = false;
+  private readonly poller: PollingWorker;
   private running = false;
   private stopping: Promise<void> | undefined;
   private lastPurge = 0;
@@ -71,22 +69,25 @@ export class WebhookWorker {
   ) {
     this.recorder = new AttemptRecorder(ctx);
     this.leases = new LeaseKeeper(ctx.db, ctx.config.WEBHOOK_LEASE_MS, ctx.now, ctx.logger);
-    this.pollMs = options.pollMs ?? 200;
     this.fanOutBatch = options.fanOutBatch ?? 500;
+    this.poller = new PollingWorker({
+      tick: () => this.tick(),
+      intervalMs: options.pollMs ?? 200,
+      onError: (err) =>
+        this.ctx.logger.error({ err }, 'webhook worker: reading the outbox failed; retrying'),
+    });
   }
 
   start(): void {
     if (this.running || this.stopping) return;
     this.running = true;
     this.leases.start();
-    this.schedule(0);
+    this.poller.start();
   }
 
   /** Read the outbox and the endpoints now (after an event or an endpoint change). */
   nudge(): void {
-    if (!this.running) return;
-    if (this.ticking) this.rerun = true;
-    else this.schedule(0);
+    this.poller.nudge();
   }
 
   /** Sends a test event to an endpoint now and logs it as a delivery. */
@@ -116,8 +117,7 @@ export class WebhookWorker {
   stop(graceMs: number): Promise<void> {
     return (this.stopping ??= (async () => {
       this.running = false;
-      clearTimeout(this.timer);
-      await this.ticking;
+      await this.poller.stop();
       for (const lane of this.lanes.values()) this.retire(lane);
       this.lanes.clear();
       const timer = setTimeout(() => this.abort.abort(), graceMs);
@@ -125,30 +125,6 @@ export class WebhookWorker {
       clearTimeout(timer);
       await this.leases.stop();
     })());
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.runTick(), ms);
-    this.timer.unref();
-  }
-
-  private runTick(): void {
-    if (!this.running || this.ticking) return;
-    let more = false;
-    this.ticking = this.tick()
-      .then((m) => {
-        more = m;
-      })
-      .catch((err: unknown) => {
-        this.ctx.logger.error({ err }, 'webhook worker: reading the outbox failed; retrying');
-      })
-      .finally(() => {
-        this.ticking = undefined;
-        const again = more || this.rerun;
-        this.rerun = false;
-        if (this.running) this.schedule(again ? 0 : this.pollMs);
-      });
   }
 
   /** One pass: queue new events, match lanes to the active endpoints, purge old logs. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/store.js';
 import type { AccessRecord } from '../../domain/analytics/access-record.js';
 import { recordAccess } from '../../domain/analytics/interactions.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 
 export interface RequestLogOptions {
   /** How often queued requests are written. */
@@ -23,7 +24,7 @@ export interface RequestLogOptions {
 export class RequestLog {
   private queue: AccessRecord[] = [];
   private writing: Promise<void> | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private readonly poller: PollingWorker;
   private readonly batchSize: number;
   private readonly maxQueued: number;
   /** Records dropped because the queue was full. */
@@ -38,8 +39,13 @@ export class RequestLog {
   ) {
     this.batchSize = options.batchSize ?? 1000;
     this.maxQueued = options.maxQueued ?? 100_000;
-    this.timer = setInterval(() => void this.flush(), options.flushMs ?? 1000);
-    this.timer.unref();
+    const flushMs = options.flushMs ?? 1000;
+    this.poller = new PollingWorker({
+      tick: () => this.flush(),
+      intervalMs: flushMs,
+      onError: () => undefined, // flush() never rejects: a failed write is logged there
+    });
+    this.poller.start(flushMs);
   }
 
   record(record: AccessRecord): void {
@@ -73,7 +79,7 @@ export class RequestLog {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    await this.poller.stop();
     await this.flush();
   }
 }

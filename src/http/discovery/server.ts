@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -26,6 +25,8 @@ import {
 } from './file-cache.js';
 import { IpRateLimiter } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
+import { baseUrl, closeGracefully, listen } from '../listen.js';
+import { PollingWorker } from '../../runtime/polling-worker.js';
 import {
   createWebBotAuthVerifier,
   type WebBotAuthOptions,
@@ -69,7 +70,7 @@ export interface DiscoveryServer {
 export async function startDiscoveryServer(
   options: DiscoveryServerOptions,
 ): Promise<DiscoveryServer> {
-  const { config, logger } = options;
+  const { config } = options;
   const now = options.now ?? (() => new Date());
   const root = path.resolve(config.PUBLIC_DIR);
   const cacheBytes = config.DISCOVERY_CACHE_MB * 1024 * 1024;
@@ -85,21 +86,98 @@ export async function startDiscoveryServer(
     }),
     () => now().getTime(),
   );
-  const requests = new RequestLog(options.db, logger, {
+  const requests = new RequestLog(options.db, options.logger, {
     ...(options.flushMs ? { flushMs: options.flushMs } : {}),
     currency: config.DEFAULT_CURRENCY,
   });
-  const trustProxy = config.DISCOVERY_TRUST_PROXY;
-  const recording = options.recordRequests ?? true;
+  const recorder = requestRecorder(options, requests);
+  const server = http.createServer(
+    requestHandler({ cache, limiter, recorder, now, logger: options.logger, config }),
+  );
+  server.keepAliveTimeout = 5_000;
+  let port: number;
+  try {
+    port = await listen(server, options.port ?? config.FEEDS_PORT, config.HOST);
+  } catch (err) {
+    await requests.close();
+    throw err;
+  }
 
-  const record = (
-    at: Date,
-    req: http.IncomingMessage,
-    urlPath: string,
-    _brand: string | null,
-    status: number,
-    bytes: number,
-  ) => {
+  // A build in another process tells us through the marker it replaces after publishing.
+  const marker = markerWatch(root, cache, options.revalidateMs ?? 1000);
+  await marker.check();
+  marker.poller.start(options.revalidateMs ?? 1000);
+  const prune = new PollingWorker({
+    tick: () => void limiter.prune(),
+    intervalMs: 60_000,
+    onError: () => undefined,
+  });
+  prune.start(60_000);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl(config.HOST, port),
+    port,
+    revalidate: () => cache.invalidate(),
+    flushRequests: () => recorder.settle().then(() => requests.flush()),
+    recorded: () => ({ stored: requests.stored, dropped: requests.dropped }),
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.all([marker.poller.stop(), prune.stop()]);
+        await closeGracefully(server, config.SHUTDOWN_TIMEOUT_MS);
+        await recorder.settle();
+        await requests.close();
+      })()),
+  };
+}
+
+/** Polls the publication marker; a changed one (another process published) empties the cache. */
+function markerWatch(
+  root: string,
+  cache: FileCache,
+  intervalMs: number,
+): { check: () => Promise<void>; poller: PollingWorker } {
+  let markerStamp: string | undefined;
+  const check = async () => {
+    try {
+      const s = await fs.promises.stat(path.join(root, PUBLISHED_MARKER), { bigint: true });
+      const stamp = `${s.ino}-${s.mtimeNs}`;
+      if (markerStamp !== undefined && stamp !== markerStamp) cache.invalidate();
+      markerStamp = stamp;
+    } catch {
+      if (markerStamp !== undefined) cache.invalidate();
+      markerStamp = '';
+    }
+  };
+  return {
+    check,
+    poller: new PollingWorker({ tick: check, intervalMs, onError: () => undefined }),
+  };
+}
+
+type RecordRequest = (
+  at: Date,
+  req: http.IncomingMessage,
+  urlPath: string,
+  status: number,
+  bytes: number,
+) => void;
+
+/**
+ * Records each answered request in the request log; a request signed for Web Bot Auth once
+ * its signature is checked (after the answer has gone). settle() waits for those checks.
+ */
+function requestRecorder(
+  options: DiscoveryServerOptions,
+  requests: RequestLog,
+): { record: RecordRequest; settle: () => Promise<void> } {
+  const { config } = options;
+  const recording = options.recordRequests ?? true;
+  const verifier = createWebBotAuthVerifier(
+    options.webBotAuth ?? { allowPrivate: config.ALLOW_PRIVATE_TARGETS },
+  );
+  const verifying = new Set<Promise<void>>();
+  const record: RecordRequest = (at, req, urlPath, status, bytes) => {
     if (!recording) return;
     const signature = req.headers['signature-agent'];
     const entry = {
@@ -130,99 +208,130 @@ export async function startDiscoveryServer(
       .finally(() => verifying.delete(checking));
     verifying.add(checking);
   };
-  const verifier = createWebBotAuthVerifier(
-    options.webBotAuth ?? { allowPrivate: config.ALLOW_PRIVATE_TARGETS },
-  );
-  const verifying = new Set<Promise<void>>();
   const settle = async () => {
     while (verifying.size > 0) await Promise.all([...verifying]);
   };
+  return { record, settle };
+}
 
-  const sendError = (
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    kind: DiscoveryErrorKind,
-    details: string,
-    limitHeaders: string[],
-    extra: string[] = [],
-  ): number => {
-    const { status, body } = discoveryError(kind, details);
-    const head = req.method === 'HEAD';
-    const bytes = Buffer.byteLength(body);
-    res.writeHead(status, [
+/** Answers with a JSON error (CONTRACT part 4); returns the body bytes sent. */
+function sendError(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  kind: DiscoveryErrorKind,
+  details: string,
+  limitHeaders: string[],
+  extra: string[] = [],
+): number {
+  const { status, body } = discoveryError(kind, details);
+  const head = req.method === 'HEAD';
+  const bytes = Buffer.byteLength(body);
+  res.writeHead(status, [
+    ...COMMON_HEADERS.flat(),
+    'Content-Type',
+    CONTENT_TYPES['.json']!,
+    'Content-Length',
+    String(bytes),
+    'Cache-Control',
+    CACHE_NONE,
+    ...limitHeaders,
+    ...extra,
+  ]);
+  res.end(head ? undefined : body);
+  return head ? 0 : bytes;
+}
+
+interface HandlerParts {
+  cache: FileCache;
+  limiter: IpRateLimiter;
+  recorder: { record: RecordRequest };
+  now: () => Date;
+  logger: Logger;
+  config: Config;
+}
+
+/** The request path of a target: its query cut off, an absolute-form target's path taken. */
+function pathOf(target: string): string {
+  const q = target.indexOf('?');
+  const urlPath = q < 0 ? target : target.slice(0, q);
+  return urlPath.startsWith('/') ? urlPath : absoluteFormPath(urlPath);
+}
+
+/**
+ * Answers what is not a file: the rate limit, a preflight, a method other than GET and HEAD,
+ * a path outside the tree. Returns [status, bytes] when it answered, undefined otherwise.
+ */
+function refusal(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  resolved: ReturnType<typeof resolvePublicPath>,
+  decision: ReturnType<IpRateLimiter['hit']>,
+  limitHeaders: string[],
+): [number, number] | undefined {
+  if (!decision.allowed) {
+    const bytes = sendError(
+      req,
+      res,
+      'rate_limited',
+      rateLimitDetails(decision.window!),
+      limitHeaders,
+      ['Retry-After', String(decision.retryAfter)],
+    );
+    return [429, bytes];
+  }
+  const method = req.method;
+  if (method === 'OPTIONS') {
+    res.writeHead(204, [
       ...COMMON_HEADERS.flat(),
-      'Content-Type',
-      CONTENT_TYPES['.json']!,
-      'Content-Length',
-      String(bytes),
+      ...PREFLIGHT_HEADERS.flat(),
       'Cache-Control',
       CACHE_NONE,
       ...limitHeaders,
-      ...extra,
     ]);
-    res.end(head ? undefined : body);
-    return head ? 0 : bytes;
-  };
+    res.end();
+    return [204, 0];
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    const bytes = sendError(
+      req,
+      res,
+      'method_not_allowed',
+      `method: use ${ALLOWED_METHODS}`,
+      limitHeaders,
+      ['Allow', ALLOWED_METHODS],
+    );
+    return [405, bytes];
+  }
+  if ('error' in resolved) {
+    const details =
+      resolved.error === 'bad_request' ? 'path: malformed percent-encoding' : 'path: not found';
+    const bytes = sendError(req, res, resolved.error, details, limitHeaders);
+    return [resolved.error === 'bad_request' ? 400 : 404, bytes];
+  }
+  return undefined;
+}
 
-  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+/** The discovery server's request handler: limits, refusals, then the file (cached or not). */
+function requestHandler(parts: HandlerParts): http.RequestListener {
+  const { cache, limiter, now, logger } = parts;
+  const { record } = parts.recorder;
+  const trustProxy = parts.config.DISCOVERY_TRUST_PROXY;
+  return (req, res) => {
     const at = now();
-    const target = req.url ?? '/';
-    const q = target.indexOf('?');
-    let urlPath = q < 0 ? target : target.slice(0, q);
-    if (!urlPath.startsWith('/')) urlPath = absoluteFormPath(urlPath);
+    const urlPath = pathOf(req.url ?? '/');
     const resolved = resolvePublicPath(urlPath);
-    const brand = resolved.brand;
-
     const decision = limiter.hit(clientAddress(req, trustProxy));
     const limitHeaders =
       decision.remaining === null ? [] : ['X-RateLimit-Remaining', String(decision.remaining)];
-    if (!decision.allowed) {
-      const bytes = sendError(
-        req,
-        res,
-        'rate_limited',
-        rateLimitDetails(decision.window!),
-        limitHeaders,
-        ['Retry-After', String(decision.retryAfter)],
-      );
-      return record(at, req, urlPath, brand, 429, bytes);
-    }
-    const method = req.method;
-    if (method === 'OPTIONS') {
-      res.writeHead(204, [
-        ...COMMON_HEADERS.flat(),
-        ...PREFLIGHT_HEADERS.flat(),
-        'Cache-Control',
-        CACHE_NONE,
-        ...limitHeaders,
-      ]);
-      res.end();
-      return record(at, req, urlPath, brand, 204, 0);
-    }
-    if (method !== 'GET' && method !== 'HEAD') {
-      const bytes = sendError(
-        req,
-        res,
-        'method_not_allowed',
-        `method: use ${ALLOWED_METHODS}`,
-        limitHeaders,
-        ['Allow', ALLOWED_METHODS],
-      );
-      return record(at, req, urlPath, brand, 405, bytes);
-    }
-    if ('error' in resolved) {
-      const details =
-        resolved.error === 'bad_request' ? 'path: malformed percent-encoding' : 'path: not found';
-      const bytes = sendError(req, res, resolved.error, details, limitHeaders);
-      return record(at, req, urlPath, brand, resolved.error === 'bad_request' ? 400 : 404, bytes);
-    }
-    const done = (outcome: [number, number]) =>
-      record(at, req, urlPath, brand, outcome[0], outcome[1]);
+    const refused = refusal(req, res, resolved, decision, limitHeaders);
+    if (refused) return record(at, req, urlPath, refused[0], refused[1]);
+    if ('error' in resolved) return; // answered by refusal()
+    const done = (outcome: [number, number]) => record(at, req, urlPath, outcome[0], outcome[1]);
     const failed = (err: unknown) => {
       logger.error({ err, path: urlPath }, 'discovery: could not serve a published file');
       if (res.headersSent) res.destroy();
       else sendError(req, res, 'internal', 'file: could not be read', limitHeaders);
-      record(at, req, urlPath, brand, 500, 0);
+      record(at, req, urlPath, 500, 0);
     };
     const hit = cache.get(resolved.file);
     if (hit) {
@@ -235,59 +344,10 @@ export async function startDiscoveryServer(
     cache.load(resolved.file).then(async (file) => {
       if (!file) {
         const bytes = sendError(req, res, 'not_found', 'path: not found', limitHeaders);
-        return record(at, req, urlPath, brand, 404, bytes);
+        return record(at, req, urlPath, 404, bytes);
       }
       done(await respond(req, res, file, limitHeaders));
     }, failed);
-  };
-
-  const server = http.createServer(handle);
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? config.FEEDS_PORT, config.HOST, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-
-  // A build in another process tells us through the marker it replaces after publishing.
-  let markerStamp: string | undefined;
-  const checkMarker = async () => {
-    try {
-      const s = await fs.promises.stat(path.join(root, PUBLISHED_MARKER), { bigint: true });
-      const stamp = `${s.ino}-${s.mtimeNs}`;
-      if (markerStamp !== undefined && stamp !== markerStamp) cache.invalidate();
-      markerStamp = stamp;
-    } catch {
-      if (markerStamp !== undefined) cache.invalidate();
-      markerStamp = '';
-    }
-  };
-  await checkMarker();
-  const poll = setInterval(() => void checkMarker(), options.revalidateMs ?? 1000);
-  poll.unref();
-  const prune = setInterval(() => limiter.prune(), 60_000);
-  prune.unref();
-
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    revalidate: () => cache.invalidate(),
-    flushRequests: () => settle().then(() => requests.flush()),
-    recorded: () => ({ stored: requests.stored, dropped: requests.dropped }),
-    close: () =>
-      (closing ??= (async () => {
-        clearInterval(poll);
-        clearInterval(prune);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-        await closed;
-        clearTimeout(timer);
-        await settle();
-        await requests.close();
-      })()),
   };
 }
 

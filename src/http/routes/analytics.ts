@@ -18,7 +18,7 @@ import {
   ProductAnalyticsPage,
 } from '../../domain/analytics/schemas.js';
 import type { ProductSort } from '../../db/queries/analytics.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import { defineRoute, type RouteDeps } from '../route.js';
 import {
   AnalyticsQueryString,
   PeriodQueryString,
@@ -26,7 +26,7 @@ import {
 } from '../schemas/analytics.js';
 import { ErrorResponses } from './shared.js';
 
-const options = (deps: AppDeps) => ({
+const options = (deps: RouteDeps) => ({
   currency: deps.config.DEFAULT_CURRENCY,
   storeName: deps.config.STORE_NAME,
 });

@@ -16,7 +16,7 @@ import {
   servePublishedFile,
   type PublishedFileOptions,
 } from '../file-response.js';
-import { defineRoute, type AppDeps, type Reply } from '../route.js';
+import { defineRoute, type RouteDeps, type Reply } from '../route.js';
 import { FeedListQueryString } from '../schemas/feeds.js';
 import { ErrorResponses } from './shared.js';
 
@@ -25,7 +25,7 @@ const IdParams = z.object({ id: z.string().min(1).max(200) });
 /** A file of a published feed (404 inactive, 409 until its first generation is on disk). */
 async function serveFeedFile(
   ctx: Koa.Context,
-  deps: AppDeps,
+  deps: RouteDeps,
   id: string,
   fileOf: (feed: Awaited<ReturnType<typeof findPublishedFeed>>) => PublishedFileOptions,
 ): Promise<Reply> {
@@ -39,7 +39,7 @@ async function serveFeedFile(
  * Records the export as an analytics interaction (source `export`) once its answer is sent,
  * whatever it was (200, 304, 404, 409): the batch queue writes it, serving never waits.
  */
-function recordExport(ctx: Koa.Context, deps: AppDeps): void {
+function recordExport(ctx: Koa.Context, deps: RouteDeps): void {
   const log = deps.accessLog;
   if (!log) return;
   const at = deps.now();
@@ -61,7 +61,7 @@ function recordExport(ctx: Koa.Context, deps: AppDeps): void {
   });
 }
 
-function feedOptions(deps: AppDeps) {
+function feedOptions(deps: RouteDeps) {
   return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
 }
 

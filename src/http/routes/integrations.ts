@@ -24,7 +24,7 @@ import {
   SyncStatus,
 } from '../../domain/integrations/schemas.js';
 import type { SyncRunner } from '../../domain/integrations/sync.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import { defineRoute, type RouteDeps } from '../route.js';
 import { IntegrationListQueryString, SyncHistoryQueryString } from '../schemas/integrations.js';
 import { ErrorBody, ErrorResponses } from './shared.js';
 
@@ -33,7 +33,7 @@ const IdParams = z.object({ id: z.string().min(1).max(200) });
 /** Inbound webhook bodies are read raw (the signature covers the bytes), up to 1 MiB. */
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
-function runnerOf(deps: AppDeps): SyncRunner {
+function runnerOf(deps: RouteDeps): SyncRunner {
   if (!deps.integrations) {
     throw new AppError('unavailable', 'Integrations are not running in this process.', {
       retryAfter: 5,

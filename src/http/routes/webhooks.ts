@@ -21,14 +21,14 @@ import {
   WebhookUpdate,
   WebhookWithSecret,
 } from '../../domain/webhooks/schemas.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import { defineRoute, type RouteDeps } from '../route.js';
 import { DeliveryListQueryString, WebhookListQueryString } from '../schemas/webhooks.js';
 import { ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
 const DeliveryParams = IdParams.extend({ delivery_id: z.string().min(1).max(200) });
 
-function workerOf(deps: AppDeps): WebhookWorker {
+function workerOf(deps: RouteDeps): WebhookWorker {
   if (!deps.webhooks) {
     throw new AppError('unavailable', 'Webhook delivery is not running in this process.', {
       retryAfter: 5,
@@ -37,7 +37,7 @@ function workerOf(deps: AppDeps): WebhookWorker {
   return deps.webhooks;
 }
 
-const policyOf = (deps: AppDeps) => ({ allowPrivate: deps.config.ALLOW_PRIVATE_TARGETS });
+const policyOf = (deps: RouteDeps) => ({ allowPrivate: deps.config.ALLOW_PRIVATE_TARGETS });
 
 export const webhookRoutes = [
   defineRoute({
