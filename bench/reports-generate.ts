@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
 import { findReportById } from '../src/db/queries/reports.js';
 import { analyticsReportSources } from '../src/domain/reports/analytics-source.js';
-import { ReportWorker } from '../src/domain/reports/worker.js';
+import { ReportWorker } from '../src/reports/worker.js';
 
 const id = process.argv[2]!;
 const config = loadConfig(process.env);

@@ -12,7 +12,7 @@ import { RateLimiter, type Limiter } from './domain/access/rate-limiter.js';
 import { SharedRateLimiter } from './domain/access/shared-rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
 import { changesOf } from './domain/changes.js';
-import { ReportWorker } from './domain/reports/worker.js';
+import { ReportWorker } from './reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
 import { createApp } from './http/app.js';
 import { baseUrl, closeGracefully, listen } from './http/listen.js';

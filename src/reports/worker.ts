@@ -1,28 +1,28 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Store } from '../../db/store.js';
-import type { ReportRow } from '../../db/schema.js';
+import type { Store } from '../db/store.js';
+import type { ReportRow } from '../db/schema.js';
 import {
   claimReport,
   findOldestPendingReport,
   listReportFiles,
   updateReportRow,
-} from '../../db/queries/reports.js';
-import { storedTimestamp } from '../../db/timestamps.js';
-import { AppError } from '../../errors.js';
-import { FsPublisher } from '../../publish/fs.js';
-import type { OpenFile } from '../../publish/publisher.js';
-import { generateReport } from '../../reports/generate.js';
-import type { ReportSources } from './content.js';
+} from '../db/queries/reports.js';
+import { storedTimestamp } from '../db/timestamps.js';
+import { AppError } from '../errors.js';
+import { FsPublisher } from '../publish/fs.js';
+import type { OpenFile } from '../publish/publisher.js';
+import { generateReport } from './generate.js';
+import type { ReportSources } from '../domain/reports/content.js';
 import {
   REPORT_CONTENT_TYPES,
   removeReportFile,
   removeStaleTemporaries,
   reportFileName,
   reportsDirectory,
-} from './files.js';
-import { PollingWorker } from '../../runtime/polling-worker.js';
+} from '../domain/reports/files.js';
+import { PollingWorker } from '../runtime/polling-worker.js';
 
 /**
  * Generations a report may start. A process killed while generating leaves the report
