@@ -39,26 +39,12 @@ TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page
   test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts \
   test/db/store.test.ts test/http/idempotency-crash.test.ts test/pipeline/stale-temporaries.test.ts \
   test/cli/settings.test.ts
-# The PostgreSQL pass of `make test` (AGENTSHELF_TEST_STORE=postgres, Node 26): the files that
-# exercise the store through the API, the domain and the pipeline, each on a fresh database of a
-# cluster the test process starts (test/support/postgres.ts). Slow end-to-end files that add
-# nothing store-specific (browsers, the one-file binary, crash and signal tests) run once, on
-# SQLite.
-TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/transaction.test.ts \
-  test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts test/db/sqlite/product-json.test.ts \
-  test/http/products.test.ts test/http/product-json.test.ts test/http/api-keys.test.ts \
-  test/http/limits.test.ts test/http/audit-log.test.ts test/http/idempotency.test.ts \
-  test/http/feeds.test.ts test/http/integrations.test.ts \
-  test/http/analytics/events.test.ts test/http/analytics/metrics.test.ts \
-  test/http/analytics/recording.test.ts test/http/discovery/server.test.ts \
-  test/webhooks/api.test.ts test/webhooks/delivery.test.ts test/webhooks/retention.test.ts \
-  test/pipeline/feed-formats.test.ts test/pipeline/feed-selection.test.ts \
-  test/pipeline/publish.test.ts test/pipeline/discovery-publish.test.ts \
-  test/reports/api.test.ts test/domain/access/rate-limiter.test.ts test/domain/changes.test.ts \
-  test/domain/audit/log.test.ts test/cli/keys.test.ts \
-  test/several/webhooks.test.ts test/several/lease.test.ts test/several/limits.test.ts \
-  test/several/pipeline-lock.test.ts test/cli/store-copy.test.ts \
-  test/http/product-pages.test.ts test/http/analytics/answer-cache.test.ts
+# The PostgreSQL pass of `make test` (AGENTSHELF_TEST_STORE=postgres, Node 26) runs every
+# store-bound test file, found from the files themselves (`@store-bound`, test/support/stores.ts):
+# each file whose imports reach test/support/store.ts, the switch between the stores, each test
+# on a fresh database of a cluster its process starts (test/support/postgres.ts). A file opts
+# out with a reason on its first lines (`// stores: sqlite-only — a browser test: ...`);
+# test/lint/stores.test.ts fails on a file that opens a store some other way without one.
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -73,7 +59,7 @@ test:
 	$(NODE) npx prettier --check .
 	$(NODE) node build/test/support/run-tests.js --node=26 \
 	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24))) \
-	  --node=26+AGENTSHELF_TEST_STORE=postgres:$(subst $(space),$(comma),$(strip $(TESTS_POSTGRES)))
+	  --node=26+AGENTSHELF_TEST_STORE=postgres:@store-bound
 
 typecheck: install
 	$(NODE) npx tsc -p tsconfig.json --noEmit

@@ -8,6 +8,9 @@
  * one runtime after the other; FILES, comma-separated test/**.test.ts or build/test/**.test.js
  * paths, narrows that runtime to those files; each +NAME=VALUE is set in that pass's
  * environment (`--node=26+AGENTSHELF_TEST_STORE=postgres:FILES`: those files on PostgreSQL).
+ * FILES `@store-bound` names every store-bound test file (test/support/stores.ts: the files
+ * whose imports reach test/support/store.ts, less those that opt out with a reason): the
+ * PostgreSQL pass of `make test` is `--node=26+AGENTSHELF_TEST_STORE=postgres:@store-bound`.
  * Without --node the suite runs once on this node.
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
  *
@@ -18,6 +21,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { storeBoundFiles } from './stores.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const NODE_SH = path.join(ROOT, 'scripts', 'node.sh');
@@ -63,7 +67,14 @@ function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
       tapArgs.push(arg);
       continue;
     }
-    const files = m[2] === undefined ? [] : m[2].split(',').filter(Boolean).map(builtTestFile);
+    const files =
+      m[2] === undefined
+        ? []
+        : m[2]
+            .split(',')
+            .filter(Boolean)
+            .flatMap((f) => (f === '@store-bound' ? storeBoundFiles(ROOT) : [f]))
+            .map(builtTestFile);
     if (m[2] !== undefined && files.length === 0)
       throw new Error(`--node=${m[1]}: the file list after ':' is empty`);
     const [runtime, ...assignments] = m[1]!.split('+');

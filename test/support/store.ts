@@ -57,6 +57,14 @@ export async function freshDatabaseUrl(options: Record<string, string> = {}): Pr
   return c.url(name, options);
 }
 
+/** A fresh, empty (not migrated) database; its DATABASE_URL. For tests of `migrate` itself. */
+export async function emptyDatabaseUrl(): Promise<string> {
+  const c = await testCluster();
+  const name = `test_${process.pid}_${++created}`;
+  await c.admin(`create database ${name}`);
+  return c.url(name);
+}
+
 /**
  * What a test's environment needs for its store: `{}` on SQLite (the file in DATA_DIR),
  * `{ DATABASE_URL }` on PostgreSQL. `fresh` (a new t.testdir(), which tap empties) gives a new
