@@ -41,6 +41,8 @@ t.test('the rule, on a tree of its own', async (t) => {
         'pure.test.ts': "import { now } from '../support/clock.js';\nexport { now };\n",
         'own-store.test.ts':
           "import { openStore } from '../../src/db/store.js';\nexport const o = openStore;\n",
+        'dynamic.test.ts':
+          "export const open = async () => (await import('../../src/db/migrate.js')).migrateToLatest;\n",
         'type-only.test.ts':
           "import type { Db } from '../../src/db/store.js';\nexport type D = Db;\n",
         'child-store.test.ts': "export const env = { DATA_DIR: '/tmp/x' };\n",
@@ -57,6 +59,7 @@ t.test('the rule, on a tree of its own', async (t) => {
   t.same(stores, {
     'test/x/browser.test.ts': 'sqlite-only',
     'test/x/child-store.test.ts': 'none',
+    'test/x/dynamic.test.ts': 'none',
     'test/x/no-reason.test.ts': 'sqlite-only',
     'test/x/own-store.test.ts': 'none',
     'test/x/pure.test.ts': 'none',
@@ -71,7 +74,8 @@ t.test('the rule, on a tree of its own', async (t) => {
     'a reason may go on below its first line',
   );
   const violations = storeViolations(root);
-  t.equal(violations.length, 4, violations.join('\n'));
+  t.equal(violations.length, 5, violations.join('\n'));
+  t.match(violations.join('\n'), /dynamic\.test\.ts: opens a store without .*src\/db\/migrate\.js/);
   t.match(violations.join('\n'), /child-store\.test\.ts: opens a store without/);
   t.match(violations.join('\n'), /own-store\.test\.ts: opens a store without/);
   t.match(

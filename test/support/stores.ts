@@ -69,7 +69,8 @@ function ownStoreSignals(text: string): string[] {
     new RegExp(
       String.raw`^import\s+(?!type\b)[^;]*?from\s+'(?:\.\./)+src/db/${module}\.js'`,
       'm',
-    ).test(text);
+    ).test(text) ||
+    new RegExp(String.raw`\bimport\(\s*'(?:\.\./)+src/db/${module}\.js'\s*\)`).test(text);
   if (valueImport('store')) signals.push('imports src/db/store.js');
   if (valueImport('migrate')) signals.push('imports src/db/migrate.js');
   if (/\bDATA_DIR\b/.test(text))
