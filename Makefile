@@ -35,7 +35,8 @@ run: build
 # runtimes and both stores. A file opts out of PostgreSQL with a reason on its first lines
 # (`// stores: sqlite-only — a browser test: ...`); test/lint/stores.test.ts fails on a file
 # that opens a store some other way without one. Each PostgreSQL test runs on a fresh database
-# of a cluster its process starts (test/support/postgres.ts).
+# of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
+# the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
