@@ -24,7 +24,7 @@ t.test('every store-bound test file runs on PostgreSQL or opts out with a reason
 
 t.test("make test's PostgreSQL pass is the store-bound files, not a hand-kept list", async (t) => {
   const makefile = fs.readFileSync(path.join(ROOT, 'Makefile'), 'utf8');
-  t.match(makefile, /--node=\d+\+AGENTSHELF_TEST_STORE=postgres:@store-bound\s*$/m);
+  t.match(makefile, /--node=\d+\+AGENTSHELF_TEST_STORE=postgres(\+[A-Z_]+=\w+)*:@store-bound\s*$/m);
   t.notMatch(makefile, /TESTS_POSTGRES/);
 });
 

@@ -10,7 +10,8 @@
  * environment (`--node=26+AGENTSHELF_TEST_STORE=postgres:FILES`: those files on PostgreSQL).
  * FILES `@store-bound` names every store-bound test file (test/support/stores.ts: the files
  * whose imports reach test/support/store.ts, less those that opt out with a reason): the
- * PostgreSQL pass of `make test` is `--node=24+AGENTSHELF_TEST_STORE=postgres:@store-bound`.
+ * PostgreSQL pass of `make test` is
+ * `--node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound`.
  * Without --node the suite runs once on this node.
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
  *

@@ -5,7 +5,8 @@
  * - A file is **store-bound** when its imports (followed through test/) reach
  *   test/support/store.ts, the one switch between the stores (AGENTSHELF_TEST_STORE): the
  *   PostgreSQL pass of `make test` runs every store-bound file
- *   (`--node=24+AGENTSHELF_TEST_STORE=postgres:@store-bound`, test/support/run-tests.ts).
+ *   (`--node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound`,
+ *   test/support/run-tests.ts).
  * - A file opts out with a comment among its first lines, and a reason (which may go on in
  *   the comment lines right below it, indented):
  *     // stores: sqlite-only — a browser test: ...      (touches the store, SQLite alone)
