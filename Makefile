@@ -28,42 +28,32 @@ run: build
 	$(NODE) node build/src/main.js seed --demo --if-empty
 	$(NODE) node build/src/main.js serve
 
-# The Node 24 pass of `make test` runs these files only: the ones whose behaviour depends on the
-# runtime itself (CLI child processes and how they exit, SQLite through the native addon, the
-# audit log's worker thread, servers starting and stopping on signals, timers): 42% of the
-# suite's per-file time. The rest is the same JavaScript on both runtimes, and CI has about 15
-# minutes: on this 2-core machine one full pass took 4 min 57 s on Node 24 (load 2-10) and
-# 15 min 43 s on Node 26 with other builds keeping the load at 12-16 (about 3.5 min of CPU each).
-TESTS_NODE24 := test/cli/cli.test.ts test/cli/keys.test.ts test/db/category-page.test.ts \
-  test/db/transactions.test.ts test/domain/audit/log.test.ts test/http/discovery/server.test.ts \
-  test/pipeline/lock.test.ts test/pipeline/scheduler.test.ts test/webhooks/crash.test.ts \
-  test/db/store.test.ts test/http/idempotency-crash.test.ts test/pipeline/stale-temporaries.test.ts \
-  test/cli/settings.test.ts
-# The PostgreSQL pass of `make test` (AGENTSHELF_TEST_STORE=postgres, Node 26): the files that
-# exercise the store through the API, the domain and the pipeline, each on a fresh database of a
-# cluster the test process starts (test/support/postgres.ts). Slow end-to-end files that add
-# nothing store-specific (browsers, the one-file binary, crash and signal tests) run once, on
-# SQLite.
-TESTS_POSTGRES := test/db/postgres/store.test.ts test/db/store.test.ts test/db/transaction.test.ts \
-  test/db/insert-in-chunks.test.ts test/db/dialect.test.ts test/db/category-page.test.ts test/db/sqlite/product-json.test.ts \
-  test/http/products.test.ts test/http/product-json.test.ts test/http/api-keys.test.ts \
-  test/http/limits.test.ts test/http/audit-log.test.ts test/http/idempotency.test.ts \
-  test/http/feeds.test.ts test/http/integrations.test.ts \
-  test/http/analytics/events.test.ts test/http/analytics/metrics.test.ts \
-  test/http/analytics/recording.test.ts test/http/discovery/server.test.ts \
-  test/webhooks/api.test.ts test/webhooks/delivery.test.ts test/webhooks/retention.test.ts \
-  test/pipeline/feed-formats.test.ts test/pipeline/feed-selection.test.ts \
-  test/pipeline/publish.test.ts test/pipeline/discovery-publish.test.ts \
-  test/reports/api.test.ts test/domain/access/rate-limiter.test.ts test/domain/changes.test.ts \
-  test/domain/audit/log.test.ts test/cli/keys.test.ts \
-  test/several/webhooks.test.ts test/several/lease.test.ts test/several/limits.test.ts \
-  test/several/pipeline-lock.test.ts test/cli/store-copy.test.ts \
-  test/http/product-pages.test.ts test/http/analytics/answer-cache.test.ts
+# Two runtimes, two stores, without running every file four times: the first pass runs the
+# whole suite on Node 26 and SQLite (with coverage); the PostgreSQL pass runs every store-bound
+# test file (`@store-bound`, test/support/stores.ts: each file whose imports reach
+# test/support/store.ts, the switch between the stores) on Node 24, so each of them meets both
+# runtimes and both stores. A file opts out of PostgreSQL with a reason on its first lines
+# (`// stores: sqlite-only — a browser test: ...`); test/lint/stores.test.ts fails on a file
+# that opens a store some other way without one. Each PostgreSQL test runs on a fresh database
+# of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
+# the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
+# The PostgreSQL pass runs two files at a time (TAP_JOBS=2: tap's default on 2 cores is one,
+# all cores but one): each file's process has a cluster of its own, and a file waits on its
+# server, its children and PostgreSQL much of the time. The SQLite passes keep tap's default.
+#
+# TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
+# does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
+# test (the native addon on Node 24). The other runtime-bound files (CLI children and how they
+# exit, the audit log's worker thread, servers stopping on signals, timers) are store-bound:
+# the PostgreSQL pass runs them on Node 24. Before, a Node 24 pass ran 13 runtime-bound files
+# on SQLite and a PostgreSQL pass 38 hand-listed files on Node 26.
+TESTS_NODE24_SQLITE := test/db/store.test.ts test/db/transactions.test.ts \
+  test/pipeline/stale-temporaries.test.ts test/cli/settings.test.ts
 comma := ,
 empty :=
 space := $(empty) $(empty)
 
-## Install from scratch, typecheck, lint, run every test on Node 26, the runtime-bound ones on 24, the store-bound ones on PostgreSQL.
+## Install from scratch, typecheck, lint, run every test on Node 26 and SQLite, the store-bound ones on Node 24 and PostgreSQL.
 test:
 	$(NODE) npm ci --ignore-scripts
 	$(NODE) npx tap build
@@ -72,8 +62,8 @@ test:
 	$(NODE) npx eslint .
 	$(NODE) npx prettier --check .
 	$(NODE) node build/test/support/run-tests.js --node=26 \
-	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24))) \
-	  --node=26+AGENTSHELF_TEST_STORE=postgres:$(subst $(space),$(comma),$(strip $(TESTS_POSTGRES)))
+	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24_SQLITE))) \
+	  --node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound
 
 typecheck: install
 	$(NODE) npx tsc -p tsconfig.json --noEmit

@@ -1,7 +1,7 @@
 import { Migrator, type Migration, type MigrationResult } from 'kysely/migration';
 import type { Db } from './store.js';
 import { migrations } from './migrations/index.js';
-import { PostgresColumnTypesPlugin } from './postgres/column-types.js';
+import { PostgresColumnTypesPlugin } from './migrations/postgres-column-types.js';
 import { isPostgres } from './postgres/dialect-sql.js';
 
 /**

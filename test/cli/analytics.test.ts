@@ -1,14 +1,17 @@
 /**
  * `agentshelf analytics import` and `analytics agents` through the real CLI, in child
- * processes, on a real SQLite file: what the fixtures (written as each CDN documents its logs)
+ * processes, on the test store (a SQLite file, or PostgreSQL): what the fixtures (written as each CDN documents its logs)
  * store, that a second import adds nothing, and how bad input is reported.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { sql } from 'kysely';
 import t from 'tap';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/db/store.js';
 import { MAIN, ROOT, runCli } from '../support/cli.js';
+import { testStoreEnv } from '../support/store.js';
 
 const LOGS = path.join(ROOT, 'test/fixtures/logs');
 const FILES = [
@@ -31,22 +34,26 @@ interface Row {
   at: string;
 }
 
-function rows(dataDir: string): Row[] {
-  const db = new Database(path.join(dataDir, 'agentshelf.sqlite'), { readonly: true });
+/** The CLI's environment for a test directory: DATA_DIR, and a fresh DATABASE_URL on PostgreSQL. */
+async function storeEnv(dataDir: string): Promise<Record<string, string>> {
+  return { DATA_DIR: dataDir, ...(await testStoreEnv(dataDir)) };
+}
+
+async function rows(dataDir: string): Promise<Row[]> {
+  const env = { DATA_DIR: dataDir, ...(await testStoreEnv(dataDir, { fresh: false })) };
+  const store = openStore(loadConfig({ ...env, PUBLIC_DIR: path.join(dataDir, 'public') }));
   try {
-    return db
-      .prepare(
-        'select source, path, brand, status, agent, operator, kind, verified, dedupe_key, at from interactions order by at, dedupe_key',
-      )
-      .all() as Row[];
+    const { rows } = await sql<Row>`select source, path, brand, status, agent, operator, kind,
+      verified, dedupe_key, at from interactions order by at, dedupe_key`.execute(store.db);
+    return rows.map((r) => ({ ...r, status: Number(r.status), verified: Number(r.verified) }));
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
 t.test('the fixtures import once: 16 requests for the discovery tree, classified', async (t) => {
   const dataDir = t.testdir();
-  const env = { DATA_DIR: dataDir };
+  const env = await storeEnv(dataDir);
   const first = runCli(['analytics', 'import', '--json', ...FILES], env);
   t.equal(first.status, 0, first.stderr);
   const s = JSON.parse(first.stdout) as Record<string, unknown>;
@@ -75,7 +82,7 @@ t.test('the fixtures import once: 16 requests for the discovery tree, classified
   );
   t.type(s.duration_ms, 'number');
 
-  const stored = rows(dataDir);
+  const stored = await rows(dataDir);
   t.equal(stored.length, 16);
   const count = (f: (r: Row) => boolean) => stored.filter(f).length;
   t.equal(
@@ -130,7 +137,7 @@ t.test('the fixtures import once: 16 requests for the discovery tree, classified
   const again = runCli(['analytics', 'import', '--json', ...FILES], env);
   t.equal(again.status, 0, again.stderr);
   t.match(JSON.parse(again.stdout), { imported: 0, duplicates: 22, skipped: 5, bad: 10 });
-  t.equal(rows(dataDir).length, 16, 're-importing adds nothing');
+  t.equal((await rows(dataDir)).length, 16, 're-importing adds nothing');
 
   const text = runCli(['analytics', 'import', FILES[0]!], env);
   t.equal(text.status, 0);
@@ -149,7 +156,7 @@ t.test('--host and --prefix choose which requests count', async (t) => {
       '',
     ].join('\n'),
   });
-  const env = { DATA_DIR: dataDir };
+  const env = await storeEnv(dataDir);
   const prefixed = runCli(
     [
       'analytics',
@@ -163,7 +170,7 @@ t.test('--host and --prefix choose which requests count', async (t) => {
   );
   t.equal(prefixed.status, 0, prefixed.stderr);
   t.match(JSON.parse(prefixed.stdout), { imported: 1, skipped: 1 });
-  t.match(rows(dataDir), [{ path: '/agentshelf/v1/index.json', agent: 'ClaudeBot' }]);
+  t.match(await rows(dataDir), [{ path: '/agentshelf/v1/index.json', agent: 'ClaudeBot' }]);
 
   const other = runCli(
     ['analytics', 'import', '--json', '--host', 'shop.example.com', FILES[1]!],
@@ -174,9 +181,10 @@ t.test('--host and --prefix choose which requests count', async (t) => {
 
 t.test('FILE - reads standard input, gzipped or not', async (t) => {
   const dataDir = t.testdir();
+  const env = await storeEnv(dataDir);
   const run = (input: Buffer) =>
     spawnSync(process.execPath, [MAIN, 'analytics', 'import', '--json', '-'], {
-      env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       input,
       encoding: 'utf8',
     });
@@ -188,12 +196,12 @@ t.test('FILE - reads standard input, gzipped or not', async (t) => {
   });
   const plain = run(fs.readFileSync(FILES[1]!));
   t.match(JSON.parse(plain.stdout), { files: [{ gzip: false }], imported: 0, duplicates: 5 });
-  t.equal(rows(dataDir).length, 5);
+  t.equal((await rows(dataDir)).length, 5);
 });
 
 t.test('bad input: a file of another format fails the run, the others are imported', async (t) => {
   const dataDir = t.testdir({ 'notes.txt': 'hello\n' });
-  const env = { DATA_DIR: dataDir };
+  const env = await storeEnv(dataDir);
   const res = runCli(
     [
       'analytics',
@@ -207,7 +215,7 @@ t.test('bad input: a file of another format fails the run, the others are import
   t.equal(res.status, 1);
   t.match(res.stderr, /notes\.txt: not a log format agentshelf reads/);
   t.match(res.stderr, /nope\.log: cannot be read: ENOENT/);
-  t.equal(rows(dataDir).length, 6);
+  t.equal((await rows(dataDir)).length, 6);
 
   const usage = runCli(['analytics', 'import'], env);
   t.equal(usage.status, 2);

@@ -1,6 +1,12 @@
 import http from 'node:http';
 import t from 'tap';
 import { runCli, startServe } from '../support/cli.js';
+import { emptyDatabaseUrl, onPostgres, testStoreEnv } from '../support/store.js';
+
+/** A fresh store for `dir`: DATA_DIR, and DATABASE_URL on PostgreSQL. */
+async function storeEnv(dir: string): Promise<Record<string, string>> {
+  return { DATA_DIR: dir, ...(await testStoreEnv(dir)) };
+}
 
 const VERBS = ['serve', 'migrate', 'keys', 'seed', 'openapi', 'store'];
 
@@ -33,7 +39,7 @@ t.test(
   'keys create prints the key alone; list shows it masked; revoke holds across processes',
   async (t) => {
     const dir = t.testdir({});
-    const env = { DATA_DIR: dir };
+    const env = await storeEnv(dir);
     const created = runCli(['keys', 'create', '--level', 'read_write', '--name', 'shop'], env);
     t.equal(created.status, 0, created.stderr);
     t.match(created.stdout, /^ask_live_[A-Za-z0-9]{40}\n$/, 'the key, alone, on stdout');
@@ -70,7 +76,8 @@ t.test(
   'first serve on an empty store creates an admin key, prints it once, and never logs it',
   async (t) => {
     const dir = t.testdir({});
-    const serve = await startServe({ DATA_DIR: dir });
+    const env = await storeEnv(dir);
+    const serve = await startServe(env);
     t.teardown(() => serve.child.kill('SIGKILL'));
     const key = /\n {4}(ask_live_[A-Za-z0-9]{40})\n/.exec(serve.stdout())?.[1];
     t.ok(key, 'the admin key is printed');
@@ -89,7 +96,7 @@ t.test(
       logs.some((l) => l.includes(key!)),
       'the key is in no log line',
     );
-    const again = await startServe({ DATA_DIR: dir });
+    const again = await startServe(env);
     t.teardown(() => again.child.kill('SIGKILL'));
     t.notMatch(again.stdout(), /ask_live_/, 'a second start prints no key');
     again.child.kill('SIGTERM');
@@ -101,7 +108,7 @@ t.test(
   'seed --demo writes a multi-brand catalogue with variants once; --if-empty keeps it once',
   async (t) => {
     const dir = t.testdir({});
-    const env = { DATA_DIR: dir };
+    const env = await storeEnv(dir);
     const seeded = runCli(['seed', '--demo', '--json'], env);
     t.equal(seeded.status, 0, seeded.stderr);
     const count = JSON.parse(seeded.stdout).seeded;
@@ -111,7 +118,7 @@ t.test(
     });
     const { openStore } = await import('../../src/db/store.js');
     const { loadConfig } = await import('../../src/config.js');
-    const store = openStore(loadConfig({ DATA_DIR: dir }));
+    const store = openStore(loadConfig(env));
     t.teardown(() => store.close());
     const rows = await store.db.selectFrom('products').selectAll().execute();
     const brands = new Set(rows.map((r) => r.brand).filter(Boolean));
@@ -138,7 +145,7 @@ t.test(
 
 t.test('seed --synthetic N adds N products, continuing ids', async (t) => {
   const dir = t.testdir({});
-  const env = { DATA_DIR: dir };
+  const env = await storeEnv(dir);
   t.same(JSON.parse(runCli(['seed', '--synthetic', '250', '--json'], env).stdout), { seeded: 250 });
   t.same(JSON.parse(runCli(['seed', '--synthetic', '10', '--json'], env).stdout), { seeded: 10 });
   t.equal(runCli(['seed', '--synthetic', 'abc'], env).status, 2);
@@ -159,7 +166,7 @@ t.test('seed --synthetic N adds N products, continuing ids', async (t) => {
 
 t.test('SIGTERM stops accepting, finishes the request in flight, and exits 0', async (t) => {
   const dir = t.testdir({});
-  const env = { DATA_DIR: dir };
+  const env = await storeEnv(dir);
   const key = runCli(['keys', 'create', '--level', 'read_write'], env).stdout.trim();
   const serve = await startServe(env);
   t.teardown(() => serve.child.kill('SIGKILL'));
@@ -208,10 +215,14 @@ t.test('SIGTERM stops accepting, finishes the request in flight, and exits 0', a
 
 t.test('migrate is idempotent', async (t) => {
   const dir = t.testdir({});
-  const first = runCli(['migrate'], { DATA_DIR: dir });
+  // An empty store: on PostgreSQL an empty database (testStoreEnv's are migrated).
+  const env: Record<string, string> = onPostgres()
+    ? { DATA_DIR: dir, DATABASE_URL: await emptyDatabaseUrl() }
+    : { DATA_DIR: dir };
+  const first = runCli(['migrate'], env);
   t.match(first.stdout, /applied 20261121000000_initial/);
-  t.match(runCli(['migrate'], { DATA_DIR: dir }).stdout, /is up to date/);
-  const bad = runCli(['migrate'], { DATA_DIR: dir, PORT: 'eighty' });
+  t.match(runCli(['migrate'], env).stdout, /is up to date/);
+  const bad = runCli(['migrate'], { ...env, PORT: 'eighty' });
   t.equal(bad.status, 2);
   t.match(bad.stderr, /configuration error: PORT/);
 });

@@ -11,6 +11,12 @@ import { INTERRUPTED } from '../../src/domain/integrations/sync.js';
 
 const PRIVATE = { ALLOW_PRIVATE_TARGETS: 'true' };
 
+/** What a CLI child needs to use a test server's store: DATA_DIR, and DATABASE_URL on PostgreSQL. */
+function storeOf(server: { dir: string; config: { DATABASE_URL?: string } }) {
+  const url = server.config.DATABASE_URL;
+  return { DATA_DIR: server.dir, ...(url ? { DATABASE_URL: url } : {}) };
+}
+
 /** Runs the CLI and resolves with how it ended (exit code or signal). */
 function runToEnd(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [MAIN, ...args], {
@@ -47,13 +53,7 @@ t.test(
     feeds.set('/p.jsonl', jsonl(['P1', 'P2', 'P3', 'P4', 'P5'].map((id) => feedProduct(id))));
     let server = await startTestServer(t, PRIVATE);
     const dir = server.dir;
-    const env = {
-      DATA_DIR: dir,
-      ...PRIVATE,
-      SYNC_BATCH_SIZE: '2',
-      // The same store as the server's (a PostgreSQL database with AGENTSHELF_TEST_STORE).
-      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
-    };
+    const env = { ...storeOf(server), ...PRIVATE, SYNC_BATCH_SIZE: '2' };
     const id = (
       await server.request('POST', '/v1/integrations', {
         body: { platform: 'feed', settings: { url: feeds.url('/p.jsonl') } },
@@ -176,7 +176,7 @@ t.test(
 
     // To SECRET_KEY: old values are read with the key file.
     const secret = 'a-new-secret-key-of-at-least-32-characters';
-    const env = { DATA_DIR: dir, ...PRIVATE, SECRET_KEY: secret };
+    const env = { ...storeOf(server), ...PRIVATE, SECRET_KEY: secret };
     const rotated = await runCliAsync(['integrations', 'rotate-key', '--json'], env);
     t.equal(rotated.status, 0, rotated.stderr);
     t.match(JSON.parse(rotated.stdout), {
@@ -206,7 +206,7 @@ t.test(
 
     // Back to a key file (no SECRET_KEY): a new file, mode 0600.
     const back = await runCliAsync(['integrations', 'rotate-key', '--json'], {
-      DATA_DIR: dir,
+      ...storeOf(server),
       OLD_SECRET_KEY: next,
     });
     t.equal(back.status, 0, back.stderr);
@@ -227,9 +227,7 @@ t.test(
     feeds.set('/openai.jsonl', fixture);
     const server = await startTestServer(t, PRIVATE);
     const env = {
-      DATA_DIR: server.dir,
-      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
-      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+      ...storeOf(server),
       ...PRIVATE,
       FEEDS_URL: 'https://feeds.example.com',
     };
@@ -273,7 +271,7 @@ t.test(
     const started = await server.request('POST', `/v1/integrations/${id}/sync`);
     t.equal(started.status, 202);
     const cli = await runCliAsync(['integrations', 'sync', id], {
-      DATA_DIR: server.dir,
+      ...storeOf(server),
       ...PRIVATE,
     });
     t.equal(cli.status, 3, cli.stderr);
@@ -282,8 +280,7 @@ t.test(
       new RegExp(`A sync of integration '${id}' is running \\(${started.body.id}`),
     );
     const listed = await runCliAsync(['integrations', 'list', '--json'], {
-      DATA_DIR: server.dir,
-      ...(server.config.DATABASE_URL ? { DATABASE_URL: server.config.DATABASE_URL } : {}),
+      ...storeOf(server),
     });
     t.match(
       JSON.parse(listed.stdout),

@@ -1,3 +1,4 @@
+// stores: none — the entry refuses an old Node before any store opens; its DATA_DIR only shows that no store file was made
 /**
  * On a Node.js older than package.json's `engines`, every entry point says what to do and
  * exits 1 before a store opens (on Node 20, better-sqlite3's addon crashes the process with a

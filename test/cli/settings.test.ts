@@ -1,3 +1,5 @@
+// stores: sqlite-only — where settings come from (the environment, then ./.env): it checks that
+//   DATA_DIR read from .env holds the SQLite file; no query differs by store
 /**
  * serve and build read the same settings: the environment, then ./.env for what it lacks; a
  * FEEDS_URL other than the one the published tree was built with is reported before a run

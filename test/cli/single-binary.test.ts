@@ -1,3 +1,6 @@
+// stores: sqlite-only — the single binary: the one-file executable run as a merchant runs it, on
+//   its default store (a SQLite file in DATA_DIR); the same code runs on PostgreSQL in the rest of
+//   the suite
 /**
  * dist/agentshelf-linux-x64 run as a merchant runs it: a copy alone in an empty directory, with
  * no node on PATH (PATH is an empty directory) and a fresh HOME, through every verb the README

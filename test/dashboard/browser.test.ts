@@ -1,3 +1,6 @@
+// stores: sqlite-only — a browser test: headless Chromium clicks through the dashboard; what its
+//   pages read and write goes through the domain and queries that the API and dashboard tests run
+//   on both stores
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

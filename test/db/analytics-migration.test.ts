@@ -1,3 +1,5 @@
+// stores: sqlite-only — the data step of a migration that landed before PostgreSQL support: every
+//   PostgreSQL store is migrated from scratch, with no discovery_requests rows to fold
 import { sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import path from 'node:path';

@@ -1,3 +1,6 @@
+// stores: sqlite-only — SQLite's write lock: a second better-sqlite3 connection must find the store
+//   locked by a transaction begun IMMEDIATE; PostgreSQL's row locks are tested in
+//   test/db/transaction.test.ts and test/several/
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import t from 'tap';

@@ -145,3 +145,33 @@ t.test('a dashboard page never imports dashboard/app.ts', async (t) => {
   t.equal(messages.length, 1);
   t.match(messages[0], /dashboard\/route\.ts/);
 });
+t.test('a migration imports only kysely and its own folder', async (t) => {
+  const file = 'src/db/migrations/29991231000000_bad_example.ts';
+  const fromSrc = await restrictedImports(
+    file,
+    "import { dialectOf } from '../dialect.js';\nexport const d = dialectOf;\n",
+  );
+  t.equal(fromSrc.length, 1, 'src/db/dialect.ts refused');
+  t.match(fromSrc[0], /carries its own SQL per dialect/);
+  t.equal(
+    (await restrictedImports(file, "import pg from 'pg';\nexport const p = pg;\n")).length,
+    1,
+    'another package refused',
+  );
+  t.same(
+    await restrictedImports(
+      file,
+      "import { type Kysely, PostgresAdapter, sql } from 'kysely';\nexport type K = Kysely<unknown>;\nexport const a = [PostgresAdapter, sql];\n",
+    ),
+    [],
+    'kysely allowed',
+  );
+  t.same(
+    await restrictedImports(
+      'src/db/migrations/index.ts',
+      "import * as m from './20261121000000_initial.js';\nexport const all = { m };\n",
+    ),
+    [],
+    'its own folder allowed',
+  );
+});

@@ -1,3 +1,5 @@
+// stores: sqlite-only — packaging: a clean clone builds and runs the CLI on its default store; the
+//   code is the same the rest of the suite runs on both stores
 /**
  * A clone with nothing beside it (no ../shared, no parent checkout) has every asset it needs:
  * the committed HEAD is cloned into an empty temporary folder, built there (reusing this

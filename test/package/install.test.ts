@@ -1,3 +1,5 @@
+// stores: sqlite-only — packaging: the npm-installed bin runs on its default store; the code is the
+//   same the rest of the suite runs on both stores
 /**
  * The package installs: `npm pack` of this repository, installed into an empty folder, gives
  * a working `agentshelf` bin. The install is offline: the tarball's dependencies are copied

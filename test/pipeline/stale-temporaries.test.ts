@@ -1,3 +1,5 @@
+// stores: sqlite-only — a signal test (a build SIGKILLed mid-discovery) about temporary files on
+//   disk, not about the store
 /**
  * A build killed mid-discovery leaves temporaries (`.products.json.tmp-<pid>-...`) beside the
  * published files; the next build removes them before it writes, and serve does at start.

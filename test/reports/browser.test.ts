@@ -1,3 +1,5 @@
+// stores: sqlite-only — a browser test: headless Chromium opens the HTML report; the report's data
+//   comes from the queries test/reports/api.test.ts runs on both stores
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -1,3 +1,6 @@
+// stores: sqlite-only — a signal test (a report server SIGKILLed mid-report, 30,000 products
+//   seeded); the report row's recovery reads the queries test/reports/api.test.ts runs on both
+//   stores
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -72,7 +72,11 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
     child.once('exit', (code) => resolve(code)),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
+    // A serve that did not start is not left running (nothing else would stop it).
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start:\n${out}`));
+    }, 20_000);
     child.stdout!.on('data', (d: string) => {
       out += d;
       const m = /serving the platform API at (http:\/\/\S+)/.exec(out);

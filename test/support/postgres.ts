@@ -79,8 +79,17 @@ function run(command: string, args: string[]): void {
   }
 }
 
-/** Starts a fresh cluster. */
-export async function startPgCluster(): Promise<PgCluster> {
+/**
+ * A stopped cluster's data directory and its password: a cluster started from it copies the
+ * directory instead of running initdb (and finds the databases the seed's cluster made).
+ */
+export interface PgSeed {
+  data: string;
+  password: string;
+}
+
+/** Starts a fresh cluster: initdb, or a copy of `seed`'s data directory. */
+export async function startPgCluster(options: { seed?: PgSeed } = {}): Promise<PgCluster> {
   const bin = postgresBin();
   if (!bin) {
     throw new Error(
@@ -90,29 +99,41 @@ export async function startPgCluster(): Promise<PgCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentshelf-pg-'));
   const data = path.join(dir, 'data');
   const user = 'agentshelf';
-  const password = randomBytes(12).toString('base64url');
-  fs.writeFileSync(path.join(dir, 'pwfile'), `${password}\n`);
-  if (asRoot) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
-  fs.chmodSync(dir, 0o700);
-  try {
-    run(path.join(bin, 'initdb'), [
-      '-D',
-      data,
-      '-U',
-      user,
-      `--pwfile=${path.join(dir, 'pwfile')}`,
-      '--auth-host=scram-sha-256',
-      '--auth-local=trust',
-      '-E',
-      'UTF8',
-      '--locale=C',
-      '--no-sync',
-    ]);
-  } catch (err) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
-  } finally {
-    fs.rmSync(path.join(dir, 'pwfile'), { force: true });
+  const password = options.seed?.password ?? randomBytes(12).toString('base64url');
+  if (options.seed) {
+    // cp -a keeps the owner (nobody when we are root) and the 0700 mode postgres wants.
+    try {
+      execFileSync('cp', ['-a', options.seed.data, data]);
+    } catch (err) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    if (asRoot) execFileSync('chown', ['nobody:nogroup', dir]);
+    fs.chmodSync(dir, 0o700);
+  } else {
+    fs.writeFileSync(path.join(dir, 'pwfile'), `${password}\n`);
+    if (asRoot) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
+    fs.chmodSync(dir, 0o700);
+    try {
+      run(path.join(bin, 'initdb'), [
+        '-D',
+        data,
+        '-U',
+        user,
+        `--pwfile=${path.join(dir, 'pwfile')}`,
+        '--auth-host=scram-sha-256',
+        '--auth-local=trust',
+        '-E',
+        'UTF8',
+        '--locale=C',
+        '--no-sync',
+      ]);
+    } catch (err) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw err;
+    } finally {
+      fs.rmSync(path.join(dir, 'pwfile'), { force: true });
+    }
   }
   const port = await freePort();
   const host = '127.0.0.1';

@@ -8,6 +8,10 @@
  * one runtime after the other; FILES, comma-separated test/**.test.ts or build/test/**.test.js
  * paths, narrows that runtime to those files; each +NAME=VALUE is set in that pass's
  * environment (`--node=26+AGENTSHELF_TEST_STORE=postgres:FILES`: those files on PostgreSQL).
+ * FILES `@store-bound` names every store-bound test file (test/support/stores.ts: the files
+ * whose imports reach test/support/store.ts, less those that opt out with a reason): the
+ * PostgreSQL pass of `make test` is
+ * `--node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound`.
  * Without --node the suite runs once on this node.
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
  *
@@ -18,6 +22,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { storeBoundFiles } from './stores.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const NODE_SH = path.join(ROOT, 'scripts', 'node.sh');
@@ -63,7 +68,14 @@ function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
       tapArgs.push(arg);
       continue;
     }
-    const files = m[2] === undefined ? [] : m[2].split(',').filter(Boolean).map(builtTestFile);
+    const files =
+      m[2] === undefined
+        ? []
+        : m[2]
+            .split(',')
+            .filter(Boolean)
+            .flatMap((f) => (f === '@store-bound' ? storeBoundFiles(ROOT) : [f]))
+            .map(builtTestFile);
     if (m[2] !== undefined && files.length === 0)
       throw new Error(`--node=${m[1]}: the file list after ':' is empty`);
     const [runtime, ...assignments] = m[1]!.split('+');
@@ -181,20 +193,39 @@ function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
   });
 }
 
+/**
+ * A PostgreSQL pass's seed: one cluster with the migrated template, made before the pass, that
+ * every test process copies instead of running initdb and the migrations (test/support/store.ts).
+ */
+async function withPgSeed(run: Run): Promise<{ run: Run; done: () => void }> {
+  if (run.env.AGENTSHELF_TEST_STORE !== 'postgres' || run.env.AGENTSHELF_TEST_PG_SEED)
+    return { run, done: () => {} };
+  const started = Date.now();
+  const { makePgSeed } = await import('./store.js');
+  const { seed, destroy } = await makePgSeed();
+  console.log(`# PostgreSQL seed (initdb, migrated template) in ${Date.now() - started} ms`);
+  return {
+    run: { ...run, env: { ...run.env, AGENTSHELF_TEST_PG_SEED: JSON.stringify(seed) } },
+    done: destroy,
+  };
+}
+
 const { runs, tapArgs } = parseArgs(process.argv.slice(2));
 const total: Tally = { passed: 0, failed: 0, failures: [] };
 const summaries: string[] = [];
-for (const [i, run] of runs.entries()) {
+for (const [i, given] of runs.entries()) {
   const started = Date.now();
+  const { run, done } = await withPgSeed(given);
   // The coverage report is the first run's (the whole suite); the later runs (other runtimes,
   // other stores) repeat files it already covered, so they skip tap's instrumentation.
   const tally = await runRuntime(run, i === 0 ? tapArgs : ['--disable-coverage', ...tapArgs]);
+  done();
   const seconds = Math.round((Date.now() - started) / 1000);
   const scope = run.files.length ? `${run.files.length} files` : 'the whole suite';
   if (tally.failures.length)
     console.log(`\nfailed:\n${tally.failures.map((f) => `  - ${f}`).join('\n')}`);
   if (run.runtime) {
-    const settings = Object.entries(run.env).map(([k, v]) => `${k}=${v}`);
+    const settings = Object.entries(given.env).map(([k, v]) => `${k}=${v}`);
     const label = `Node ${run.runtime}${settings.length ? ` (${settings.join(' ')})` : ''}`;
     const summary = `${label}: ${tally.passed} passed, ${tally.failed} failed`;
     summaries.push(`${summary} (${scope} in ${seconds} s)`);

@@ -8,11 +8,16 @@
  * migrates a template database once; each test directory then gets its own
  * `CREATE DATABASE ... TEMPLATE` copy (a file copy: milliseconds), kept for that directory so
  * a restart over the same directory finds the same store.
+ *
+ * The PostgreSQL pass of run-tests.ts prepares that once for all its test processes
+ * (makePgSeed): a stopped cluster with the migrated template, named in AGENTSHELF_TEST_PG_SEED;
+ * each process then copies its data directory instead of running initdb and migrating.
  */
+import path from 'node:path';
 import type { Test } from 'tap';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openStoreAt } from '../../src/db/store.js';
-import { startPgCluster, type PgCluster } from './postgres.js';
+import { startPgCluster, type PgCluster, type PgSeed } from './postgres.js';
 
 export type TestStoreKind = 'sqlite' | 'postgres';
 
@@ -29,23 +34,47 @@ const TEMPLATE = 'agentshelf_template';
 const databases = new Map<string, Promise<string>>();
 let created = 0;
 
+/** The seed run-tests.ts prepared (a cluster whose template is migrated), if any. */
+const SEED = process.env.AGENTSHELF_TEST_PG_SEED
+  ? (JSON.parse(process.env.AGENTSHELF_TEST_PG_SEED) as PgSeed)
+  : undefined;
+
 /** This process's cluster, started on first use. */
 export function testCluster(): Promise<PgCluster> {
-  cluster ??= startPgCluster();
+  cluster ??= startPgCluster({ seed: SEED });
   return cluster;
 }
 
+async function createTemplate(c: PgCluster): Promise<void> {
+  await c.admin(`create database ${TEMPLATE}`);
+  const store = openStoreAt({ dialect: 'postgres', url: c.url(TEMPLATE) });
+  try {
+    await migrateToLatest(store.db);
+  } finally {
+    await store.close();
+  }
+}
+
 async function migratedTemplate(c: PgCluster): Promise<void> {
-  template ??= (async () => {
-    await c.admin(`create database ${TEMPLATE}`);
-    const store = openStoreAt({ dialect: 'postgres', url: c.url(TEMPLATE) });
-    try {
-      await migrateToLatest(store.db);
-    } finally {
-      await store.close();
-    }
-  })();
+  template ??= SEED ? Promise.resolve() : createTemplate(c);
   return template;
+}
+
+/**
+ * A cluster with the migrated template, stopped, for the test processes of a PostgreSQL pass
+ * to copy (AGENTSHELF_TEST_PG_SEED): each then skips initdb and the migrations. `destroy`
+ * removes it (and it goes with this process in any case).
+ */
+export async function makePgSeed(): Promise<{ seed: PgSeed; destroy: () => void }> {
+  const c = await startPgCluster();
+  try {
+    await createTemplate(c);
+  } catch (err) {
+    c.destroy();
+    throw err;
+  }
+  c.stop();
+  return { seed: { data: path.join(c.dir, 'data'), password: c.password }, destroy: c.destroy };
 }
 
 /** A fresh, migrated, empty database; its DATABASE_URL. */
@@ -55,6 +84,14 @@ export async function freshDatabaseUrl(options: Record<string, string> = {}): Pr
   const name = `test_${process.pid}_${++created}`;
   await c.admin(`create database ${name} template ${TEMPLATE}`);
   return c.url(name, options);
+}
+
+/** A fresh, empty (not migrated) database; its DATABASE_URL. For tests of `migrate` itself. */
+export async function emptyDatabaseUrl(): Promise<string> {
+  const c = await testCluster();
+  const name = `test_${process.pid}_${++created}`;
+  await c.admin(`create database ${name}`);
+  return c.url(name);
 }
 
 /**

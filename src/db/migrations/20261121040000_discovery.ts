@@ -1,8 +1,8 @@
-import { type Kysely, sql } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Frozen once landed: later changes go in new migrations. (The group key's SQL comes from
-// DialectSql since PostgreSQL support; for SQLite it is the same text.)
+// Frozen once landed: later changes go in new migrations. This file imports nothing of src/:
+// it carries its own SQL per dialect. (The PostgreSQL group key came with PostgreSQL support;
+// SQLite's text is the one this migration landed with.)
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per brand the registry has ever published: its slug is decided once and kept
@@ -21,9 +21,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Serves both the per-brand stream (products of a brand in variant-group order, no sort)
   // and the change check (count and newest updated_at per brand, read from the index alone).
-  // The group key is DialectSql.jsonMember's text (SQLite's json_extract is the same text
-  // as before), so the queries' expression matches the index's.
-  await sql`create index products_discovery on products (status, brand, coalesce(${dialectOf(db).jsonMember('attributes', 'item_group_id')}, id), id, updated_at)`.execute(
+  // The group key is the text of the queries' expression (DialectSql.jsonMember when this
+  // was written), so the queries' expression matches the index's.
+  const groupKey =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? sql.raw(`(attributes::jsonb ->> 'item_group_id')`)
+      : sql.raw(`json_extract(attributes, '$.item_group_id')`);
+  await sql`create index products_discovery on products (status, brand, coalesce(${groupKey}, id), id, updated_at)`.execute(
     db,
   );
 

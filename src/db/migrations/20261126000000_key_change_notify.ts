@@ -1,8 +1,14 @@
-import { type Kysely, sql } from 'kysely';
-import { isPostgres } from '../postgres/dialect-sql.js';
-import { KEY_CHANGES_CHANNEL } from '../postgres/changes.js';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Frozen once landed: later changes go in new migrations.
+// Frozen once landed: later changes go in new migrations. This file imports nothing of src/:
+// it carries its own SQL per dialect.
+
+/** The channel db/postgres/changes.ts LISTENs on (its KEY_CHANGES_CHANNEL); frozen here. */
+const KEY_CHANGES_CHANNEL = 'agentshelf_key_changes';
+
+function isPostgres(db: Kysely<unknown>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
 
 /**
  * PostgreSQL only (SQLite's data_version already tells a process of another's commits): a

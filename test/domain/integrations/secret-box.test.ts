@@ -1,3 +1,4 @@
+// stores: none — DATA_DIR holds the secret key file here; no store is opened
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';

@@ -1,3 +1,6 @@
+// stores: sqlite-only — nginx parity: nginx and the discovery server answer alike from the same
+//   published files; the store only feeds the pipeline, whose PostgreSQL path
+//   test/pipeline/discovery-publish.test.ts runs
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pino } from 'pino';
