@@ -238,7 +238,6 @@ t.test(
     const run = await sync(server, id);
     t.match(run, { status: 'failed', created: 0, updated: 0, deactivated: 0 });
     t.match(run.error, /300000-byte cap/);
-    t.ok(run.fetched >= 1000, `it had read ${run.fetched} rows before the cap`);
     t.same(await catalogue(server), {}, 'none of those products exists');
     const events = await eventsAfter(db, seq);
     t.same(
