@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Benchmark } from './benchmark.js';
-import { runCli, scratchDir, startAgentshelf } from './support.js';
+import { runCli, scratchDir, startAgentshelf, unlimitedKey } from './support.js';
 
 const MB = 1024 * 1024;
 
@@ -88,24 +88,7 @@ async function run(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   runCli(['migrate'], env);
-  const key = runCli(
-    // Limits far above what one loop reaches: no 429 in the figures.
-    [
-      'keys',
-      'create',
-      '--level',
-      'admin',
-      '--plan',
-      'scale',
-      '--rpm',
-      '10000000',
-      '--burst',
-      '20000000',
-      '--name',
-      'bench',
-    ],
-    env,
-  ).trim();
+  const key = unlimitedKey(env, 'admin', 'bench');
   const feeds = await startFeeds();
   const server = await startAgentshelf(env);
   const api = server.match[1]!;

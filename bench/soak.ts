@@ -33,7 +33,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
-import { fmt, runCli, scratchDir, startChild, table, verdict, MAIN } from './support.js';
+import {
+  fmt,
+  runCli,
+  scratchDir,
+  startChild,
+  table,
+  verdict,
+  MAIN,
+  unlimitedKey,
+} from './support.js';
 
 const setting = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -379,23 +388,7 @@ async function soak(databaseUrl: string | undefined): Promise<void> {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   };
   runCli(['migrate'], env);
-  const key = runCli(
-    [
-      'keys',
-      'create',
-      '--level',
-      'admin',
-      '--plan',
-      'scale',
-      '--rpm',
-      '10000000',
-      '--burst',
-      '20000000',
-      '--name',
-      'soak',
-    ],
-    env,
-  ).trim();
+  const key = unlimitedKey(env, 'admin', 'soak');
 
   const feed = new Feed(tag, feedItems);
   const feedServer = await listen((req, res) => {

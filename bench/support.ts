@@ -39,6 +39,31 @@ export interface Child {
 }
 
 /** Peak RSS of a live process in MB, from /proc/<pid>/status. */
+/** An API key whose limits no benchmark loop reaches (no 429 in the figures), made by the CLI. */
+export function unlimitedKey(
+  env: Record<string, string>,
+  level: 'admin' | 'read_write' | 'read_only',
+  name: string,
+): string {
+  return runCli(
+    [
+      'keys',
+      'create',
+      '--level',
+      level,
+      '--plan',
+      'scale',
+      '--rpm',
+      '10000000',
+      '--burst',
+      '20000000',
+      '--name',
+      name,
+    ],
+    env,
+  ).trim();
+}
+
 export function peakRssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);

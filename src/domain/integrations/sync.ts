@@ -98,15 +98,8 @@ export async function recoverInterruptedSyncs(
 }
 
 function countsOf(row: SyncRunRow): SyncCounts {
-  return {
-    fetched: Number(row.fetched),
-    created: Number(row.created),
-    updated: Number(row.updated),
-    unchanged: Number(row.unchanged),
-    deactivated: Number(row.deactivated),
-    failed: Number(row.failed),
-    errors: JSON.parse(row.errors) as SyncCounts['errors'],
-  };
+  const { fetched, created, updated, unchanged, deactivated, failed, errors } = presentSyncRun(row);
+  return { fetched, created, updated, unchanged, deactivated, failed, errors };
 }
 
 function conflict(id: string, running: SyncRunRow | undefined): AppError {
