@@ -37,10 +37,9 @@ run: build
 # that opens a store some other way without one. Each PostgreSQL test runs on a fresh database
 # of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
 # the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
-# The Node 26 pass and the PostgreSQL pass run two files at a time (TAP_JOBS=2: tap's default on
-# 2 cores is one, all cores but one): a file waits on its server, its children and PostgreSQL
-# much of the time, and each PostgreSQL file's process has a cluster of its own. One at a time,
-# the whole run took 28.5 min here (Node 26: 904 s; PostgreSQL, already two at a time: 691 s).
+# The PostgreSQL pass runs two files at a time (TAP_JOBS=2: tap's default on 2 cores is one,
+# all cores but one): each file's process has a cluster of its own, and a file waits on its
+# server, its children and PostgreSQL much of the time. The SQLite passes keep tap's default.
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
@@ -62,7 +61,7 @@ test:
 	$(NODE) npx tsc -p tsconfig.json
 	$(NODE) npx eslint .
 	$(NODE) npx prettier --check .
-	$(NODE) node build/test/support/run-tests.js --node=26+TAP_JOBS=2 \
+	$(NODE) node build/test/support/run-tests.js --node=26 \
 	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24_SQLITE))) \
 	  --node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound
 

@@ -506,6 +506,7 @@ async function soak(databaseUrl: string | undefined): Promise<void> {
     const created: string[] = [];
     /** PUTs answered 200, by product id. */
     const updates = new Map<string, number>();
+    let priceChanges = 0;
 
     const started = performance.now();
     const endAt = started + minutes * 60_000;
@@ -542,9 +543,9 @@ async function soak(databaseUrl: string | undefined): Promise<void> {
           '/v1/products/:id',
           'PUT',
           `${api}/v1/products/${id}`,
-          {
-            price: (100 + Math.floor(Math.random() * 10_000)) / 100,
-          },
+          // A price no other request sends: every PUT changes the product, so each must make a
+          // product.updated (a PUT that changes nothing makes none, and the check would miss it).
+          { price: (20_000 + ++priceChanges) / 100 },
         );
         if (res?.status === 200) updates.set(id, (updates.get(id) ?? 0) + 1);
       } else if (r < 0.75) {
