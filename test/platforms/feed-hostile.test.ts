@@ -2,13 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { createHttpClient } from '../../src/net/http-client.js';
 import { feedSource } from '../../src/platforms/feed.js';
 import { DelimitedRecordGuard } from '../../src/platforms/feed-formats.js';
-import type { SourceContext, SourceItem } from '../../src/domain/integrations/source.js';
+import type { SourceItem } from '../../src/domain/integrations/source.js';
 import { startFeedServer } from '../support/feed-server.js';
+import { collect, sourceHarness } from '../support/source-context.js';
 
 /**
  * Hostile feeds (CONTRACT part 8): a feed cut short fails the read in every format; JSON
@@ -16,28 +15,9 @@ import { startFeedServer } from '../support/feed-server.js';
  * the memory they would take; the event loop stays free while they are read.
  */
 
-function context(settings: Record<string, unknown>): SourceContext {
-  return {
-    integrationId: 'int_test',
-    shopDomain: '127.0.0.1',
-    credentials: null,
-    settings,
-    http: createHttpClient({ allowPrivate: true, sleep: async () => {} }),
-    defaultCurrency: 'USD',
-    signal: new AbortController().signal,
-    logger: pino({ level: 'silent' }),
-    now: () => new Date('2026-11-25T12:00:00Z'),
-    sleep: async () => {},
-    state: {},
-    setState: () => {},
-    saveCredentials: async () => {},
-  };
-}
-
-async function collect(settings: Record<string, unknown>): Promise<SourceItem[]> {
-  const out: SourceItem[] = [];
-  for await (const item of feedSource.items(context(settings))) out.push(item);
-  return out;
+/** Every item of a read of the feed with these settings. */
+function collectFeed(settings: Record<string, unknown>): Promise<SourceItem[]> {
+  return collect(feedSource, sourceHarness({ shopDomain: '127.0.0.1', settings }).ctx);
 }
 
 const ids = (items: SourceItem[]) =>
@@ -112,7 +92,7 @@ t.test('a feed cut short fails the read, in every format, naming what was cut', 
     for (const chunked of [false, true]) {
       server.set(path, { body, chunked });
       await t.rejects(
-        collect({ url: server.url(path) }),
+        collectFeed({ url: server.url(path) }),
         { name: 'SourceError', kind: 'invalid', message },
         `${path}${chunked ? ' (chunked)' : ''}`,
       );
@@ -120,12 +100,12 @@ t.test('a feed cut short fails the read, in every format, naming what was cut', 
   }
   // The same feeds whole read every item.
   server.set('/whole.csv.gz', { body: gzipped });
-  t.same(ids(await collect({ url: server.url('/whole.csv.gz') })), ['A', 'B'], 'gzip, whole');
+  t.same(ids(await collectFeed({ url: server.url('/whole.csv.gz') })), ['A', 'B'], 'gzip, whole');
   // A last line without a line end is read when it is whole JSON.
   server.set('/whole.jsonl', JSON.stringify(object('A')) + '\n' + JSON.stringify(object('B')));
-  t.same(ids(await collect({ url: server.url('/whole.jsonl') })), ['A', 'B'], 'NDJSON, no end');
+  t.same(ids(await collectFeed({ url: server.url('/whole.jsonl') })), ['A', 'B'], 'NDJSON, no end');
   server.set('/whole.xml', XML_HEAD + xmlItem('A') + xmlItem('B') + XML_TAIL);
-  t.same(ids(await collect({ url: server.url('/whole.xml') })), ['A', 'B'], 'XML, whole');
+  t.same(ids(await collectFeed({ url: server.url('/whole.xml') })), ['A', 'B'], 'XML, whole');
 });
 
 /** `[[[...]]]` nested `depth` deep. */
@@ -139,7 +119,7 @@ t.test('JSON nested deeper than 64 is refused alone; the items around it are rea
   const json = `[${JSON.stringify(object('A'))}, ${nested(100_000)}, ${deepest}, ${tooDeep}, ${JSON.stringify(object('B'))}]`;
   server.set('/deep.json', json);
   const started = Date.now();
-  t.same(ids(await collect({ url: server.url('/deep.json') })), [
+  t.same(ids(await collectFeed({ url: server.url('/deep.json') })), [
     'A',
     'error: item 2 cannot be read: the JSON nests deeper than 64 levels',
     'C',
@@ -149,7 +129,7 @@ t.test('JSON nested deeper than 64 is refused alone; the items around it are rea
   t.comment(`a 200 KB array nested 100,000 deep read in ${Date.now() - started} ms`);
   const lines = [JSON.stringify(object('A')), nested(100_000), deepest, tooDeep, ''].join('\n');
   server.set('/deep.jsonl', lines);
-  t.same(ids(await collect({ url: server.url('/deep.jsonl') })), [
+  t.same(ids(await collectFeed({ url: server.url('/deep.jsonl') })), [
     'A',
     'error: item 2 cannot be read: the JSON nests deeper than 64 levels',
     'C',
@@ -196,7 +176,7 @@ t.test('a field over 1 MB is refused alone, in every format', async (t) => {
   ];
   for (const [path, body] of feeds) {
     server.set(path, body);
-    const read = ids(await collect({ url: server.url(path) }));
+    const read = ids(await collectFeed({ url: server.url(path) }));
     t.equal(read.length, 3, path);
     t.equal(read[0], 'A', `${path}: a field under 1 MB is read`);
     t.match(read[1], refused, `${path}: a field over 1 MB is refused`);
@@ -239,7 +219,7 @@ async function peakGrowth(settings: Record<string, unknown>) {
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   try {
-    const items = await collect(settings);
+    const items = await collectFeed(settings);
     peak = Math.max(peak, process.memoryUsage().rss);
     return { items, growthMb: (peak - before) / (1024 * 1024) };
   } finally {
@@ -370,7 +350,7 @@ t.test('reading a hostile feed leaves the event loop free', async (t) => {
   lag.enable();
   let items: SourceItem[];
   try {
-    items = await collect({ url: server.url('/hostile.json') });
+    items = await collectFeed({ url: server.url('/hostile.json') });
   } finally {
     lag.disable();
   }
