@@ -84,6 +84,32 @@ interface Valid {
 }
 
 /**
+ * A batch's items, screened: text a store cannot hold becomes a failed item (CONTRACT part 6)
+ * before anything is looked up or staged; failed items are counted with their reasons, and
+ * `kept` hears the external id of each (still on the platform: its product, from an earlier
+ * good version, is kept as it is). Returns the products. `count`: count each item as fetched.
+ */
+function screenBatch(
+  items: SourceItem[],
+  counts: SyncCounts,
+  options: { count: boolean; kept: (externalId: string) => void },
+): Extract<SourceItem, { kind: 'product' }>[] {
+  const products: Extract<SourceItem, { kind: 'product' }>[] = [];
+  for (const given of items) {
+    const item = screenItem(given);
+    if (item.kind === 'error') {
+      if (options.count) counts.fetched++;
+      if (item.externalId !== null) options.kept(item.externalId);
+      fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
+    } else if (item.kind === 'product') {
+      if (options.count) counts.fetched++;
+      products.push(item);
+    }
+  }
+  return products;
+}
+
+/**
  * Writes a batch of platform items in the caller's transaction (or one of its own): each new
  * item becomes a product (`prod_` + a new id, kept in the mapping), each changed one updates
  * its product, through the products' own create and update, so they emit product.created and
@@ -104,19 +130,10 @@ export async function applyItems(
   },
 ): Promise<void> {
   const { counts, now } = options;
-  const products: Extract<SourceItem, { kind: 'product' }>[] = [];
-  for (const given of items) {
-    const item = screenItem(given);
-    if (item.kind === 'error') {
-      if (!options.counted) counts.fetched++;
-      // Still on the platform: its product (from an earlier good version) is kept as it is.
-      if (item.externalId !== null) options.seen?.add(item.externalId);
-      fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
-    } else if (item.kind === 'product') {
-      if (!options.counted) counts.fetched++;
-      products.push(item);
-    }
-  }
+  const products = screenBatch(items, counts, {
+    count: !options.counted,
+    kept: (externalId) => options.seen?.add(externalId),
+  });
   if (products.length === 0) return;
   await withTransaction(db, async (trx) => {
     const mappings = new Map(
@@ -213,20 +230,10 @@ export async function stageItems(
 ): Promise<StagedItem[]> {
   const { counts } = options;
   const staged: StagedItem[] = [];
-  const products: Extract<SourceItem, { kind: 'product' }>[] = [];
-  for (const given of items) {
-    // Text a store cannot hold never reaches a query (CONTRACT part 6): a failed item.
-    const item = screenItem(given);
-    if (item.kind === 'error') {
-      counts.fetched++;
-      fail(counts, { external_id: item.externalId, field: item.field, reason: item.reason });
-      // Still on the platform: its product (from an earlier good version) is kept as it is.
-      if (item.externalId !== null) staged.push({ externalId: item.externalId, item: null });
-    } else if (item.kind === 'product') {
-      counts.fetched++;
-      products.push(item);
-    }
-  }
+  const products = screenBatch(items, counts, {
+    count: true,
+    kept: (externalId) => staged.push({ externalId, item: null }),
+  });
   if (products.length === 0) return staged;
   const mappings = new Map(
     (await findMappings(db, integrationId, [...new Set(products.map((p) => p.externalId))])).map(
