@@ -6,6 +6,7 @@
  * (on Node 20 the addon crashes the process without a message). --help and --version answer
  * on any Node; every command is refused, with what to do, on one older than `engines`.
  */
+import module from 'node:module';
 import { isHelpFlag, isVersionFlag, usage, versionLine } from './cli/usage.js';
 import { nodeVersionRefusal } from './runtime/node-version.js';
 
@@ -24,6 +25,10 @@ if (isVersionFlag(verb)) {
   console.error(refusal);
   process.exitCode = 1;
 } else {
+  // Node's on-disk cache of compiled modules (in the OS temporary directory, or where
+  // NODE_COMPILE_CACHE says; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a command after the
+  // first compiles less (`openapi`: about 11% less CPU; the test suite starts hundreds).
+  module.enableCompileCache?.();
   import('./cli/main.js')
     .then(({ main }) => main(argv))
     .then(
