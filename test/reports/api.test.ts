@@ -129,25 +129,18 @@ t.test(
       ],
       [{ start_date: '2024-01-01', end_date: '2024-12-31' }, '2024-01-01', '2024-12-31'],
     ];
-    const ids: string[] = [];
     for (const [dates, start, end] of cases) {
       const res = await s.request('POST', '/v1/reports', {
         body: { type: 'analytics', format: 'json', ...dates },
       });
       t.equal(res.status, 201, JSON.stringify(dates));
       t.same([res.body.start_date, res.body.end_date], [start, end], JSON.stringify(dates));
-      ids.push(res.body.id as string);
     }
     const diag = await s.request('POST', '/v1/reports', {
       body: { type: 'feed_diagnostics', format: 'csv' },
     });
     t.same([diag.body.start_date, diag.body.end_date], [null, null]);
     t.equal(diag.body.file_name, 'agentshelf-feed-diagnostics-2026-11-20.csv');
-    ids.push(diag.body.id as string);
-    // Generated before the server stops: this test is about periods, not about a stop in the
-    // middle of a generation (test/reports/crash.test.ts kills one; a graceful stop during a
-    // generation left a file behind after close() in about 1 run in 3 here: to be found).
-    for (const id of ids) await waitForReport(s, id);
   },
 );
 

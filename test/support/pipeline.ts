@@ -6,6 +6,7 @@ import { openStore, type Db, type Store } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { PipelineContext } from '../../pipeline/stage.js';
 import { testStoreEnv } from './store.js';
+import { ownTestDir } from './testdir.js';
 
 export interface TestStore {
   store: Store;
@@ -22,7 +23,7 @@ export async function startTestStore(
   t: Test,
   env: Record<string, string> = {},
 ): Promise<TestStore> {
-  const dir = t.testdir({});
+  const dir = ownTestDir(t);
   const config = loadConfig({
     DATA_DIR: path.join(dir, 'data'),
     PUBLIC_DIR: path.join(dir, 'public'),

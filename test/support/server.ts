@@ -6,6 +6,7 @@ import { createApiKey } from '../../src/domain/access/api-keys.js';
 import type { KeyLevel } from '../../src/db/schema.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server.js';
 import { testStoreEnv } from './store.js';
+import { ownTestDir } from './testdir.js';
 
 export interface Response<T = any> {
   status: number;
@@ -47,13 +48,13 @@ export async function startTestServer(
     now?: () => Date;
     /** Run the pipeline schedule inside the server, as `serve` does. */
     pipeline?: boolean;
-    /** An existing directory (a restart over the same store); default a fresh t.testdir(). */
+    /** An existing directory (a restart over the same store); default a fresh ownTestDir(t). */
     dir?: string;
     /** What the integrations use in place of the real ones (platform waits, say). */
     integrations?: StartOptions['integrations'];
   } = {},
 ): Promise<TestServer> {
-  const dir = options.dir ?? t.testdir({});
+  const dir = options.dir ?? ownTestDir(t);
   const config = loadConfig({
     DATA_DIR: dir,
     PUBLIC_DIR: path.join(dir, 'public'),

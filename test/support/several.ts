@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { openStoreAt, type Store, type StoreLocation } from '../../src/db/store.js';
 import { runCli, startServe, type ServeProcess } from './cli.js';
 import { testStoreEnv } from './store.js';
+import { ownTestDir } from './testdir.js';
 
 export interface SharedStore {
   dir: string;
@@ -23,7 +24,7 @@ export async function sharedStore(
   t: Test,
   extra: Record<string, string> = {},
 ): Promise<SharedStore> {
-  const dir = t.testdir({});
+  const dir = ownTestDir(t);
   const env: Record<string, string> = {
     DATA_DIR: dir,
     PUBLIC_DIR: path.join(dir, 'public'),
