@@ -107,6 +107,27 @@ t.test(
   },
 );
 
+t.test('ETags that are not MD5s: compared by size, then by the stored SHA-256', async (t) => {
+  const fake = await startS3(t);
+  const { s, settings } = await setUp(t, fake);
+  const first = await syncTree(settings);
+  // A multipart-style ETag on every object of the listing.
+  fake.listingEtag = () => '"0123456789abcdef0123456789abcdef-2"';
+  fake.requests.length = 0;
+  const again = await syncTree(settings);
+  t.same([again.uploaded, again.skipped], [0, first.uploaded], 'nothing uploaded');
+  t.equal(keysOf(fake, 'HEAD').length, first.uploaded, 'one HEAD an object, for its sha256');
+
+  // Same size, other bytes: the SHA-256 tells.
+  const file = path.join(s.config.PUBLIC_DIR, 'v1/brands/acme.json');
+  const text = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, text.replace('"Acme"', '"ACME"'));
+  fake.requests.length = 0;
+  const edited = await syncTree(settings);
+  t.same(edited.changed, ['v1/brands/acme', 'v1/brands/acme.json']);
+  t.same((await fake.get('registry/v1/brands/acme.json'))?.body, fs.readFileSync(file));
+});
+
 t.test(
   'deletions: after the grace, within the limit or with force, never index.json',
   async (t) => {

@@ -29,6 +29,11 @@ export interface S3Fake {
   requests: SeenRequest[];
   /** Decides, per request, whether to pass it on (undefined) or fail it. */
   fault: ((req: SeenRequest) => Fault | undefined) | undefined;
+  /**
+   * Rewrites the ETags of listings (a store whose ETags are not MD5s: multipart uploads,
+   * SSE-KMS), which s3rver never gives by itself.
+   */
+  listingEtag: ((etag: string) => string) | undefined;
   /** Reads an object straight from s3rver, signed with its keys (undefined when missing). */
   get(key: string): Promise<{ headers: Headers; body: Buffer } | undefined>;
 }
@@ -70,6 +75,7 @@ export async function startS3Server(
     bucket,
     requests: [],
     fault: undefined,
+    listingEtag: undefined,
     get: async (key) => {
       const url = `http://127.0.0.1:${upstream}/${bucket}/${key}`;
       const signed = await new AwsV4Signer({
@@ -130,8 +136,25 @@ export async function startS3Server(
         headers: req.headers,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        const rewrite = fake.listingEtag;
+        if (!rewrite || !seen.url.includes('list-type=2')) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          const body = Buffer.concat(chunks)
+            .toString('utf8')
+            .replace(
+              /<ETag>([^<]*)<\/ETag>/g,
+              (_m, etag: string) => `<ETag>${rewrite(etag)}</ETag>`,
+            );
+          const headers = { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) };
+          res.writeHead(answer.statusCode ?? 502, headers);
+          res.end(body);
+        });
       },
     );
     out.on('error', () => res.destroy());
