@@ -11,6 +11,7 @@ import type { PipelineRunStatus } from '../src/db/schema.js';
 import { publishDiscovery } from './discovery/index.js';
 import { feedsStage } from './feeds-stage.js';
 import { acquirePipelineLock } from './lock.js';
+import { objectStorageSettings, objectStoragePublisher } from './object-storage.js';
 import { messageOf, type PipelineContext, type Stage, type StageResult } from './stage.js';
 import { readCatalogueVersion, settingsHash } from './staleness.js';
 
@@ -114,20 +115,38 @@ export interface OpenedContext {
   close(): Promise<void>;
 }
 
-/** A pipeline context over a store, with its own read-only connection for streaming. */
+/**
+ * A pipeline context over a store, with its own read-only connection for streaming. With
+ * PUBLISH_TARGET set, the discovery stage writes through the object-storage Publisher: the
+ * tree on disk as before, then the bucket brought to it at the end of the stage.
+ */
 export function openPipelineContext(
   store: Store,
   base: { config: Config; logger: Logger; now?: () => Date; signal?: AbortSignal },
   extra: Pick<PipelineContext, 'progress'> = {},
 ): OpenedContext {
   const reader = store.openReader();
+  const bucket = objectStorageSettings(base.config);
+  const signal = base.signal ? { signal: base.signal } : {};
+  const now = base.now ?? (() => new Date());
   const ctx: PipelineContext = {
     db: store.db,
     reader,
     config: base.config,
     logger: base.logger,
-    now: base.now ?? (() => new Date()),
-    ...(base.signal ? { signal: base.signal } : {}),
+    now,
+    ...signal,
+    ...(bucket
+      ? {
+          output: {
+            discovery: objectStoragePublisher(store.db, base.config, bucket, {
+              now,
+              signal: base.signal,
+              logger: base.logger,
+            }),
+          },
+        }
+      : {}),
     ...extra,
   };
   return { ctx, close: () => reader.destroy() };

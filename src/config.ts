@@ -97,6 +97,41 @@ const ConfigSchema = z.object({
     .string()
     .regex(/^\d{4}-(01|04|07|10)$/, 'a Shopify API version such as 2026-10')
     .default('2026-10'),
+  // --- Publishing to object storage (issue 24, CONTRACT part 12) ---
+  /** `s3://BUCKET[/PREFIX]?endpoint=URL&region=R[&style=virtual][&encodings=auto|siblings|plain]`. */
+  PUBLISH_TARGET: z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        parsePublishTarget(value);
+      } catch (err) {
+        const message = (err as Error).message.replace(/^PUBLISH_TARGET: /, '');
+        ctx.addIssue({ code: 'custom', message });
+      }
+    })
+    .optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  /** Seconds an object the tree no longer holds stays in the bucket before it is deleted. */
+  PUBLISH_DELETE_GRACE: z.coerce.number().int().min(0).default(3600),
+  /** Deletions one run makes at most without `agentshelf publish --force`. */
+  PUBLISH_MAX_DELETES: z.coerce.number().int().min(0).default(256),
+  /** `cloudflare://ZONE | fastly://SERVICE | cloudfront://DISTRIBUTION | bunny://PULL_ZONE | webhook`. */
+  CDN_PURGE: z
+    .string()
+    .superRefine((value, ctx) => {
+      try {
+        parseCdnPurge(value);
+      } catch (err) {
+        const message = (err as Error).message.replace(/^CDN_PURGE: /, '');
+        ctx.addIssue({ code: 'custom', message });
+      }
+    })
+    .optional(),
+  CLOUDFLARE_API_TOKEN: z.string().min(1).optional(),
+  FASTLY_API_TOKEN: z.string().min(1).optional(),
+  BUNNY_API_KEY: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {
@@ -124,6 +159,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`${issue.path.join('.')}: ${issue.message}`);
   }
   const c = parsed.data;
+  if (c.PUBLISH_TARGET && (!c.AWS_ACCESS_KEY_ID || !c.AWS_SECRET_ACCESS_KEY)) {
+    throw new ConfigError(
+      'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: both are required when PUBLISH_TARGET is set',
+    );
+  }
+  if (c.CDN_PURGE) {
+    const needed = CDN_TOKENS[parseCdnPurge(c.CDN_PURGE).kind];
+    const missing = needed.filter((name) => !c[name]);
+    if (missing.length)
+      throw new ConfigError(`${missing.join(' and ')}: required when CDN_PURGE is ${c.CDN_PURGE}`);
+  }
   return {
     ...c,
     DATA_DIR: path.resolve(c.DATA_DIR),
@@ -132,6 +178,153 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     BASE_URL: stripSlash(c.BASE_URL ?? `http://localhost:${c.PORT}`),
     FEEDS_URL: stripSlash(c.FEEDS_URL ?? `http://localhost:${c.FEEDS_PORT}`),
   };
+}
+
+/** Where PUBLISH_TARGET points: a bucket (and key prefix) of an S3-compatible store. */
+export interface PublishTarget {
+  bucket: string;
+  /** '' or a key prefix ending in '/'. */
+  prefix: string;
+  /** The store's address (path style: `ENDPOINT/BUCKET/KEY`; virtual: `BUCKET.HOST/KEY`). */
+  endpoint: URL;
+  region: string;
+  style: 'path' | 'virtual';
+  /** `siblings`: .gz and .br objects beside the plain ones; `plain`: the plain objects only. */
+  encodings: 'siblings' | 'plain';
+  /** The target in words, for logs and the publications list (it holds no credential). */
+  label: string;
+}
+
+const TARGET_PARAMS = new Set(['endpoint', 'region', 'style', 'encodings']);
+const TARGET_SHAPE = 'expected s3://BUCKET[/PREFIX]?endpoint=URL&region=R';
+
+/**
+ * Parses PUBLISH_TARGET. `encodings=auto` (the default) stores plain objects on Cloudflare R2
+ * and Backblaze B2 (whose CDN compresses by itself) and compressed siblings elsewhere.
+ * Throws a ConfigError naming the variable and the problem.
+ */
+export function parsePublishTarget(value: string): PublishTarget {
+  const fail = (problem: string): never => {
+    throw new ConfigError(`PUBLISH_TARGET: ${problem}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(`not a URL; ${TARGET_SHAPE}`);
+  }
+  if (url.protocol !== 's3:') fail(`the scheme is ${url.protocol.slice(0, -1)}; ${TARGET_SHAPE}`);
+  if (url.username || url.password)
+    fail(
+      'credentials do not belong in the target: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY',
+    );
+  const bucket = url.hostname;
+  if (!/^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$/i.test(bucket))
+    fail(`the bucket name '${bucket}' is not 3-63 letters, digits, dots, hyphens or underscores`);
+  let path = '';
+  try {
+    path = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, '');
+  } catch {
+    fail('the prefix is not valid percent-encoding');
+  }
+  if (path && path.split('/').some((s) => s === '' || s === '.' || s === '..'))
+    fail(`the prefix '${path}' has an empty, . or .. segment`);
+  for (const key of url.searchParams.keys())
+    if (!TARGET_PARAMS.has(key))
+      fail(`unknown parameter '${key}' (known: ${[...TARGET_PARAMS].join(', ')})`);
+  const param = (name: string) => url.searchParams.get(name) ?? undefined;
+  const regionParam = param('region');
+  const endpointParam =
+    param('endpoint') ?? (regionParam ? `https://s3.${regionParam}.amazonaws.com` : undefined);
+  if (!endpointParam) return fail(`endpoint= (or region= for AWS S3) is missing; ${TARGET_SHAPE}`);
+  let endpoint: URL;
+  try {
+    endpoint = new URL(endpointParam);
+  } catch {
+    return fail(`endpoint '${endpointParam}' is not an absolute URL`);
+  }
+  if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:')
+    fail(`endpoint '${endpointParam}' is not http or https`);
+  if (endpoint.search || endpoint.hash || endpoint.username || endpoint.password)
+    fail(`endpoint '${endpointParam}' must be a plain address (no query, fragment or credentials)`);
+  const host = endpoint.hostname.toLowerCase();
+  const cloudflare = host.endsWith('.r2.cloudflarestorage.com');
+  const region = regionParam ?? (cloudflare ? 'auto' : 'us-east-1');
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) fail(`region '${region}' is not a region name`);
+  const style = param('style') ?? 'path';
+  if (style !== 'path' && style !== 'virtual')
+    return fail(`style must be path or virtual, not '${style}'`);
+  const encodings = param('encodings') ?? 'auto';
+  if (encodings !== 'auto' && encodings !== 'siblings' && encodings !== 'plain')
+    return fail(`encodings must be auto, siblings or plain, not '${encodings}'`);
+  const plainByDefault = cloudflare || host.endsWith('.backblazeb2.com');
+  const prefix = path ? `${path}/` : '';
+  return {
+    bucket,
+    prefix,
+    endpoint,
+    region,
+    style,
+    encodings: encodings === 'auto' ? (plainByDefault ? 'plain' : 'siblings') : encodings,
+    label: `s3://${bucket}/${prefix} at ${endpoint.origin}${endpoint.pathname.replace(/\/$/, '')}`,
+  };
+}
+
+export const CDN_KINDS = ['cloudflare', 'fastly', 'cloudfront', 'bunny', 'webhook'] as const;
+export type CdnKind = (typeof CDN_KINDS)[number];
+
+/** Each CDN's credentials, from the variable its own tools read. */
+const CDN_TOKENS: Record<
+  CdnKind,
+  (
+    | 'CLOUDFLARE_API_TOKEN'
+    | 'FASTLY_API_TOKEN'
+    | 'BUNNY_API_KEY'
+    | 'AWS_ACCESS_KEY_ID'
+    | 'AWS_SECRET_ACCESS_KEY'
+  )[]
+> = {
+  cloudflare: ['CLOUDFLARE_API_TOKEN'],
+  fastly: ['FASTLY_API_TOKEN'],
+  cloudfront: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'],
+  bunny: ['BUNNY_API_KEY'],
+  webhook: [],
+};
+
+/** Where CDN_PURGE sends the purge of the changed URLs after an upload. */
+export interface CdnPurgeSetting {
+  kind: CdnKind;
+  /** The zone, service, distribution or pull zone ('' for webhook). */
+  id: string;
+  /** The provider's API base, when `?api=` replaces it (a proxy, a test double). */
+  api: string | undefined;
+}
+
+/** Parses CDN_PURGE; throws a ConfigError naming the variable and the problem. */
+export function parseCdnPurge(value: string): CdnPurgeSetting {
+  const fail = (problem: string): never => {
+    throw new ConfigError(`CDN_PURGE: ${problem}`);
+  };
+  if (value === 'webhook') return { kind: 'webhook', id: '', api: undefined };
+  const shape =
+    'expected cloudflare://ZONE, fastly://SERVICE, cloudfront://DISTRIBUTION, bunny://PULL_ZONE or webhook';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(`not a purge target; ${shape}`);
+  }
+  const kind = url.protocol.slice(0, -1) as CdnKind;
+  if (kind === 'webhook' || !CDN_KINDS.includes(kind))
+    return fail(`unknown CDN '${kind}'; ${shape}`);
+  const id = url.hostname;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) fail(`'${id}' is not a ${kind} identifier`);
+  for (const key of url.searchParams.keys())
+    if (key !== 'api') fail(`unknown parameter '${key}' (known: api)`);
+  const api = url.searchParams.get('api') ?? undefined;
+  if (api !== undefined && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(api))
+    fail(`api '${api}' is not an http(s) address`);
+  return { kind, id, api: api?.replace(/\/+$/, '') };
 }
 
 function stripSlash(url: string): string {

@@ -229,3 +229,75 @@ ${common.join('\n')}
 }
 `;
 }
+
+/** The headers an object store cannot hold on an object: the CDN in front of the bucket adds them. */
+function edgeHeaders(): [string, string][] {
+  return [...COMMON_HEADERS, ['Vary', 'Accept-Encoding']];
+}
+
+/**
+ * `cdn/cloudfront-function.js`: a CloudFront Function (viewer request, cloudfront-js-2.0) for
+ * a bucket published with compressed siblings (PUBLISH_TARGET encodings=siblings): maps
+ * `/v1/brands/<slug>` to its JSON and a directory to its index.html, then picks the `.br` or
+ * `.gz` object by Accept-Encoding. The headers objects cannot carry go in a response headers
+ * policy, listed at the top. The purge invalidates every object a URL may map to
+ * (src/publish/cdn.ts, cloudfrontPaths).
+ */
+export function renderCloudFrontFunction(): string {
+  const headers = edgeHeaders()
+    .map(([k, v]) => `//   ${k}: ${v}`)
+    .join('\n');
+  return `// Written by the agentshelf pipeline: a CloudFront Function (viewer request, runtime
+// cloudfront-js-2.0) for the registry published to S3 with .gz and .br siblings.
+// Add these headers with a response headers policy (objects cannot hold them):
+${headers}
+// and Content-Encoding comes from each object's metadata. Set Accept-Encoding in the cache
+// policy's headers (with gzip and brotli normalisation off): this function reads it.
+var COMPRESSIBLE = /\\.(json|ndjson|html)$/;
+var BRAND = ${String(new RegExp(`^/v1/brands/(${SLUG_PATTERN.source.replace(/^\^|\$$/g, '')})$`))};
+
+function handler(event) {
+  var request = event.request;
+  var uri = request.uri;
+  if (uri.endsWith('/')) uri += 'index.html';
+  else if (BRAND.test(uri)) uri += '.json';
+  var header = request.headers['accept-encoding'];
+  var accepted = header ? header.value : '';
+  if (COMPRESSIBLE.test(uri)) {
+    if (/(^|[\\s,])br($|[\\s,;])/.test(accepted)) uri += '.br';
+    else if (/(^|[\\s,])gzip($|[\\s,;])/.test(accepted)) uri += '.gz';
+  }
+  request.uri = uri;
+  return request;
+}
+`;
+}
+
+/**
+ * `cdn/cloudflare-rules.json`: the body of Cloudflare's Rulesets API for the response header
+ * transform phase (PUT zones/ZONE/rulesets/phases/http_response_headers_transform/entrypoint):
+ * one rule setting on every registry answer the headers the bucket's objects cannot hold.
+ * Cloudflare compresses by itself, so R2 and B2 targets get plain objects.
+ */
+export function renderCloudflareRules(): string {
+  const headers = Object.fromEntries(
+    COMMON_HEADERS.map(([k, v]) => [k, { operation: 'set', value: v }]),
+  );
+  return `${JSON.stringify(
+    {
+      description: 'agentshelf discovery registry: the headers agentshelf serve gives',
+      rules: [
+        {
+          description: 'ACP version, CORS and nosniff on the registry',
+          expression:
+            '(http.request.uri.path eq "/" or starts_with(http.request.uri.path, "/v1/"))',
+          action: 'rewrite',
+          action_parameters: { headers },
+          enabled: true,
+        },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
+}

@@ -19,7 +19,13 @@ import { FsPublisher, removeStaleTemporaries } from '../../src/publish/fs.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';
 import { BrandBuild, SMALL_FILE, type BrandPlan } from './brand.js';
-import { renderHeadersFile, renderNginxConfig, renderRedirectsFile } from './cdn-config.js';
+import {
+  renderCloudflareRules,
+  renderCloudFrontFunction,
+  renderHeadersFile,
+  renderNginxConfig,
+  renderRedirectsFile,
+} from './cdn-config.js';
 import { PAGE_PRODUCT_LIMIT, renderHomePage } from './html.js';
 
 /** Bump when the published files' shape changes: every brand is then rebuilt once. */
@@ -254,6 +260,14 @@ async function publishServingRules(
     changed.push('_headers');
   const redirects = renderRedirectsFile(listed.map((s) => s.slug));
   if ((await publisher.write('_redirects', redirects, plain)).changed) changed.push('_redirects');
+  // The rules a CDN in front of a bucket needs (PUBLISH_TARGET): beside _headers, never served.
+  const rules: [string, string, string][] = [
+    ['cdn/cloudfront-function.js', renderCloudFrontFunction(), 'text/javascript; charset=utf-8'],
+    ['cdn/cloudflare-rules.json', renderCloudflareRules(), 'application/json; charset=utf-8'],
+  ];
+  for (const [key, content, contentType] of rules)
+    if ((await publisher.write(key, content, { gzip: false, contentType })).changed)
+      changed.push(key);
   let nginx: string;
   try {
     nginx = renderNginxConfig({

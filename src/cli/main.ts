@@ -11,6 +11,7 @@ import { integrationsHelp, runIntegrations } from './integrations.js';
 import { keysHelp, runKeys } from './keys.js';
 import { migrateHelp, runMigrate } from './migrate.js';
 import { openapiHelp, runOpenapi } from './openapi.js';
+import { publishHelp, runPublish } from './publish.js';
 import { runSeed, seedHelp } from './seed.js';
 import { runServe, serveHelp } from './serve.js';
 import { runStore, storeHelp } from './store.js';
@@ -26,6 +27,7 @@ const VERBS: Record<CommandName, Verb> = {
   serve: { help: serveHelp, run: runServe },
   migrate: { help: migrateHelp, run: runMigrate },
   build: { help: buildHelp, run: runBuild },
+  publish: { help: publishHelp, run: runPublish },
   keys: { help: keysHelp, run: runKeys },
   seed: { help: seedHelp, run: runSeed },
   openapi: { help: openapiHelp, run: runOpenapi },

@@ -9,6 +9,7 @@ export const COMMAND_SUMMARIES = {
   serve: 'serve the platform API',
   migrate: 'bring the store to the latest schema',
   build: 'run the pipeline once (feeds), exit non-zero when a feed fails',
+  publish: 'upload the published registry to PUBLISH_TARGET (changed objects only)',
   keys: 'create, list and revoke API keys',
   seed: 'write the demo catalogue or N synthetic products',
   openapi: 'print the OpenAPI document',

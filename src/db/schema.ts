@@ -259,6 +259,36 @@ export interface PipelineRunTable {
   hostname: string;
 }
 
+export type PublicationStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type PurgeStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One upload of the published tree to PUBLISH_TARGET, and its CDN purge (CONTRACT part 12). */
+export interface PublicationTable {
+  id: string;
+  /** The bucket, prefix and endpoint (no credential). */
+  target: string;
+  /** pipeline or publish (the CLI). */
+  trigger: string;
+  status: PublicationStatus;
+  uploaded: number;
+  skipped: number;
+  deleted: number;
+  /** Deletions due but held (over PUBLISH_MAX_DELETES without --force). */
+  held: number;
+  bytes: number;
+  error: string | null;
+  /** Null when no purge was asked (no CDN_PURGE, or nothing changed). */
+  purge_status: PurgeStatus | null;
+  /** JSON array of the URLs to purge, kept until the purge succeeds. */
+  purge_urls: string | null;
+  purge_attempts: number;
+  purge_next_at: Timestamp | null;
+  purge_error: string | null;
+  pid: number;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
 /** The single row that keeps two pipeline runs from overlapping, also across processes. */
 export interface PipelineLockTable {
   name: string;
@@ -324,6 +354,7 @@ export interface Database {
   feeds: FeedTable;
   feed_products: FeedProductTable;
   pipeline_runs: PipelineRunTable;
+  publications: PublicationTable;
   pipeline_lock: PipelineLockTable;
   pipeline_lock_waiters: PipelineLockWaiterTable;
   interactions: InteractionTable;
@@ -364,6 +395,8 @@ export type FeedRowUpdate = Updateable<FeedTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type ReportRowUpdate = Updateable<ReportTable>;
+export type PublicationRow = Selectable<PublicationTable>;
+export type PublicationRowUpdate = Updateable<PublicationTable>;
 
 // --- Analytics (issue 13) ---
 

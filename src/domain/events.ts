@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'integration.sync.completed',
   'integration.sync.failed',
   'integration.sync.held',
+  'discovery.published',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -8,17 +8,23 @@ import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-gu
 
 /**
  * The outbound HTTP client of everything that reads from a merchant's platform (integrations:
- * Shopify, WooCommerce, feed URLs). Every hop goes through the SSRF guard (a redirect to a
+ * Shopify, WooCommerce, feed URLs) or writes to an object store (src/publish/s3.ts). Every hop goes through the SSRF guard (a redirect to a
  * private address is refused like the first URL), answers are size-capped and time-capped,
  * and requests that are safe to repeat are retried with backoff on network errors, timeouts,
  * 5xx and 429.
  */
 
+/** A body read from a source that can be opened again for a retry (a file), of a known length. */
+export interface StreamBody {
+  length: number;
+  open(): Readable;
+}
+
 export interface HttpRequest {
-  method?: 'GET' | 'POST' | 'HEAD';
+  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer | StreamBody;
   /** Longest wait for the response headers, and longest silence while reading the body. */
   timeoutMs?: number;
   /** The body is cut with HttpError `too_large` past this many bytes (default 50 MiB). */
@@ -199,7 +205,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         'accept-encoding': 'identity',
         ...req.headers,
       };
-      if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
+      if (req.body !== undefined) headers['content-length'] = String(lengthOf(req.body));
       const agents = trusted.has(hostOf(url).toLowerCase()) ? open : guarded;
       const request = (isHttps ? https : http).request(url, {
         method,
@@ -296,11 +302,24 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           },
         });
       });
-      request.end(req.body);
+      const body = req.body;
+      if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
+        request.end(body);
+        return;
+      }
+      // A streamed body is opened anew for each attempt; a read error fails this attempt.
+      const source = body.open();
+      source.on('error', (err) => request.destroy(err));
+      request.on('close', () => source.destroy());
+      source.pipe(request);
     });
   }
 
   return { request };
+}
+
+function lengthOf(body: string | Buffer | StreamBody): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }
 
 /** Statuses that redirect (304 Not Modified is a 3xx that does not). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -6,6 +6,7 @@ import zlib from 'node:zlib';
 import { randomBase62 } from '../ids.js';
 import {
   writeWhole,
+  type FileDigests,
   type OpenFile,
   type PublishedChanges,
   type PublishFileOptions,
@@ -38,6 +39,10 @@ export class AtomicFile implements OpenFile {
   private readonly brotli: zlib.BrotliCompress | undefined;
   private readonly brotliOut: fs.WriteStream | undefined;
   private readonly hash = createHash('sha256');
+  /** MD5 of the plain file and the digests of the siblings, when `digests` is asked. */
+  private readonly md5: Hash | undefined;
+  private readonly gzipDigest: Digest | undefined;
+  private readonly brotliDigest: Digest | undefined;
   private bytes = 0;
   private done = false;
   /** The first error of a stream (disk full...), surfaced by the next write or commit. */
@@ -67,6 +72,7 @@ export class AtomicFile implements OpenFile {
       });
       this.gzipOut = fs.createWriteStream(this.gzipTmp, { highWaterMark: 1 << 20 });
       this.gzip.pipe(this.gzipOut);
+      if (options.digests) this.gzipDigest = new Digest(this.gzip);
     }
     if (options.brotli) {
       this.brotliTmp = `${this.tmp}.br`;
@@ -75,7 +81,9 @@ export class AtomicFile implements OpenFile {
       });
       this.brotliOut = fs.createWriteStream(this.brotliTmp, { highWaterMark: 1 << 20 });
       this.brotli.pipe(this.brotliOut);
+      if (options.digests) this.brotliDigest = new Digest(this.brotli);
     }
+    if (options.digests) this.md5 = createHash('md5');
     // Without a listener a write error would crash the process; keep it for the caller.
     const keep = (err: Error) => {
       this.failure ??= err;
@@ -92,6 +100,7 @@ export class AtomicFile implements OpenFile {
     if (this.failure) return Promise.reject(this.failure);
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     this.hash.update(buf);
+    this.md5?.update(buf);
     this.bytes += buf.length;
     const okPlain = this.out.write(buf);
     let okGzip = true;
@@ -158,7 +167,16 @@ export class AtomicFile implements OpenFile {
     if (this.brotliTmp) await fs.promises.rename(this.brotliTmp, `${this.path}.br`);
     if (this.gzipTmp) await fs.promises.rename(this.gzipTmp, `${this.path}.gz`);
     await fs.promises.rename(this.tmp, this.path);
-    return { changed: true, sha256, bytes: this.bytes, path: this.path };
+    return { changed: true, sha256, bytes: this.bytes, path: this.path, ...this.digests() };
+  }
+
+  /** The MD5 and the siblings' digests, when asked for. */
+  private digests(): Pick<PublishResult, 'md5' | 'siblings'> {
+    if (!this.md5) return {};
+    const siblings: NonNullable<PublishResult['siblings']> = [];
+    if (this.gzipDigest) siblings.push({ suffix: '.gz', ...this.gzipDigest.result() });
+    if (this.brotliDigest) siblings.push({ suffix: '.br', ...this.brotliDigest.result() });
+    return { md5: this.md5.digest('hex'), siblings };
   }
 
   private flushGzip(): boolean {
@@ -195,6 +213,27 @@ export class AtomicFile implements OpenFile {
     await removeQuietly(this.tmp);
     if (this.gzipTmp) await removeQuietly(this.gzipTmp);
     if (this.brotliTmp) await removeQuietly(this.brotliTmp);
+  }
+}
+
+/** MD5 and SHA-256 of what a compressor emits, read beside the stream it is piped to. */
+class Digest {
+  private readonly md5 = createHash('md5');
+  private readonly sha256 = createHash('sha256');
+  private bytes = 0;
+
+  constructor(source: NodeJS.ReadableStream) {
+    // A second 'data' listener beside pipe(): it sees every chunk and never resumes a
+    // stream the pipe paused for backpressure.
+    source.on('data', (chunk: Buffer) => {
+      this.md5.update(chunk);
+      this.sha256.update(chunk);
+      this.bytes += chunk.length;
+    });
+  }
+
+  result(): FileDigests {
+    return { bytes: this.bytes, md5: this.md5.digest('hex'), sha256: this.sha256.digest('hex') };
   }
 }
 

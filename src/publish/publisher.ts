@@ -26,6 +26,18 @@ export interface PublishFileOptions {
   previousSha256?: string;
   /** Flush the content to stable storage before it replaces the old file (report files). */
   durable?: boolean;
+  /**
+   * Also compute the MD5 of the file and the digests of its compressed siblings while they
+   * are written (an object-storage manifest needs them; nobody else pays for them).
+   */
+  digests?: boolean;
+}
+
+/** The digests of one published file or compressed sibling. */
+export interface FileDigests {
+  bytes: number;
+  md5: string;
+  sha256: string;
 }
 
 export interface PublishResult {
@@ -36,6 +48,10 @@ export interface PublishResult {
   bytes: number;
   /** The file's key, relative to the publisher's root. */
   path: string;
+  /** Hex MD5 of the content, when `digests` was asked and the file changed. */
+  md5?: string;
+  /** The compressed siblings written with a changed file, when `digests` was asked. */
+  siblings?: ({ suffix: '.gz' | '.br' } & FileDigests)[];
 }
 
 /**

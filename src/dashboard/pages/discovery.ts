@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
-import { markup } from '../../markup.js';
+import { listPublications } from '../../domain/publications/publications.js';
+import { markup, type Html } from '../../markup.js';
 import { csrfField, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
@@ -38,6 +39,48 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 }
 
 const BRANDS_PER_PAGE = 50;
+const PUBLICATIONS_SHOWN = 10;
+
+/** The last uploads to PUBLISH_TARGET, failures and failed purges in words. */
+async function publicationsSection(dash: DashContext): Promise<Html | ''> {
+  if (!dash.deps.config.PUBLISH_TARGET) return '';
+  const { publications } = await listPublications(
+    dash.deps.db,
+    {},
+    { limit: PUBLICATIONS_SHOWN, offset: 0 },
+  );
+  const purge = (p: (typeof publications)[number]) =>
+    p.purge_status === null
+      ? '-'
+      : markup`${p.purge_status}${p.purge_error ? markup`: ${p.purge_error}` : ''}`;
+  return markup`<h2>Publications to object storage</h2>
+    ${
+      publications.length === 0
+        ? markup`<div class="box"><p>No upload yet: the next pipeline run publishes.</p></div>`
+        : table(
+            [
+              'Started',
+              'Status',
+              'Uploaded',
+              'Unchanged',
+              'Deleted',
+              'Bytes',
+              'CDN purge',
+              'Error',
+            ],
+            publications.map((p) => [
+              p.started_at,
+              p.status,
+              p.uploaded,
+              p.skipped,
+              p.deleted,
+              p.bytes,
+              purge(p),
+              p.error ?? '',
+            ]),
+          )
+    }`;
+}
 
 async function renderDiscovery(
   dash: DashContext,
@@ -52,6 +95,7 @@ async function renderDiscovery(
   const offset = Math.max(0, Math.min(Number.parseInt(offsetText ?? '0', 10) || 0, all.length));
   const brands = all.slice(offset, offset + BRANDS_PER_PAGE);
   const link = (o: number) => `${PATH}?offset=${Math.max(0, o)}`;
+  const uploads = await publicationsSection(dash);
   dash.render(
     'Discovery',
     PATH,
@@ -97,7 +141,8 @@ async function renderDiscovery(
         <span>${all.length === 0 ? '' : `${offset + 1}–${offset + brands.length} of ${all.length} brands`}</span>
         ${offset > 0 ? markup`<a href="${link(offset - BRANDS_PER_PAGE)}">Previous</a>` : ''}
         ${offset + BRANDS_PER_PAGE < all.length ? markup`<a href="${link(offset + BRANDS_PER_PAGE)}">Next</a>` : ''}
-      </div>`,
+      </div>
+      ${uploads}`,
   );
 }
 

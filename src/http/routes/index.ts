@@ -6,6 +6,7 @@ import { feedRoutes } from './feeds.js';
 import { integrationRoutes } from './integrations.js';
 import { metaRoutes } from './meta.js';
 import { productRoutes } from './products.js';
+import { publicationRoutes } from './publications.js';
 import { reportRoutes } from './reports.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -19,5 +20,6 @@ export const allRoutes: RouteDef[] = [
   ...analyticsRoutes,
   ...reportRoutes,
   ...integrationRoutes,
+  ...publicationRoutes,
   ...metaRoutes(() => allRoutes),
 ];

@@ -13,3 +13,4 @@ export * from './webhooks.js';
 export * from './analytics.js';
 export * from './reports.js';
 export * from './integrations.js';
+export * from './publications.js';
