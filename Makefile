@@ -8,7 +8,7 @@ RUNTIME ?= default
 NODE := scripts/node.sh $(RUNTIME)
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: run test install build typecheck lint fmt feeds bench openapi dist clean
+.PHONY: run test coverage install build typecheck lint fmt feeds bench openapi dist clean
 
 # --ignore-scripts: no dependency needs an install script (better-sqlite3 13 carries prebuilt
 # binaries), and tap's plugin build is run here instead of as a postinstall.
@@ -29,7 +29,7 @@ run: build
 	$(NODE) node build/src/main.js serve
 
 # Two runtimes, two stores, without running every file four times: the first pass runs the
-# whole suite on Node 26 and SQLite (with coverage); the PostgreSQL pass runs every store-bound
+# whole suite on Node 26 and SQLite; the PostgreSQL pass runs every store-bound
 # test file (`@store-bound`, test/support/stores.ts: each file whose imports reach
 # test/support/store.ts, the switch between the stores) on Node 24, so each of them meets both
 # runtimes and both stores. A file opts out of PostgreSQL with a reason on its first lines
@@ -37,9 +37,10 @@ run: build
 # that opens a store some other way without one. Each PostgreSQL test runs on a fresh database
 # of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
 # the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
-# The PostgreSQL pass runs two files at a time (TAP_JOBS=2: tap's default on 2 cores is one,
-# all cores but one): each file's process has a cluster of its own, and a file waits on its
-# server, its children and PostgreSQL much of the time. The SQLite passes keep tap's default.
+# Both big passes run two files at a time (TAP_JOBS=2: tap's default on 2 cores is one, all
+# cores but one): each file has its own directory, store, ports and, on PostgreSQL, cluster,
+# and a file waits on its server, its children and the store much of the time. No pass
+# collects coverage (a quarter of the CPU time); `make coverage` gives the report.
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
@@ -61,9 +62,13 @@ test:
 	$(NODE) npx tsc -p tsconfig.json
 	$(NODE) npx eslint .
 	$(NODE) npx prettier --check .
-	$(NODE) node build/test/support/run-tests.js --node=26 \
+	$(NODE) node build/test/support/run-tests.js --node=26+TAP_JOBS=2 \
 	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24_SQLITE))) \
 	  --node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound
+
+## The whole suite once on Node 26 and SQLite with tap's coverage report.
+coverage: build
+	$(NODE) node build/test/support/run-tests.js --coverage --node=26
 
 typecheck: install
 	$(NODE) npx tsc -p tsconfig.json --noEmit

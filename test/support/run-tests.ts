@@ -12,7 +12,11 @@
  * whose imports reach test/support/store.ts, less those that opt out with a reason): the
  * PostgreSQL pass of `make test` is
  * `--node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound`.
- * Without --node the suite runs once on this node.
+ * Without --node the suite runs once on this node. `--coverage` gives the first run tap's
+ * coverage report (`make coverage`); without it every run skips tap's instrumentation, which
+ * cost `make test` a quarter of its CPU time (a pair of files: 47.5 s of CPU with it, 34.0 s
+ * without). Test processes and the CLI children they start share one compile cache
+ * (NODE_COMPILE_CACHE under build/, emptied with it).
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
  *
  * N and M count the named tests (each t.test of a file). A file that fails while none of its
@@ -26,14 +30,15 @@ import { storeBoundFiles } from './stores.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 const NODE_SH = path.join(ROOT, 'scripts', 'node.sh');
+const COMPILE_CACHE = path.join(ROOT, 'build', '.compile-cache');
 
 /**
  * Files whose process V8 kills under tap's coverage on Node 26.10 ('Fatal error ... Check failed:
  * new_capacity > 0', with @tapjs/processinfo loaded and NODE_V8_COVERAGE set; the same file
  * passes without coverage, and on Node 24): the lint tests, which run ESLint and the TypeScript
- * parser in the test's process. On Node 26 they run in a tap run of their own with
- * --disable-coverage; every other file of the first --node keeps coverage. Later --node runs
- * (other runtimes, other stores) run without it: the first run's report already covers them.
+ * parser in the test's process. With --coverage on Node 26 they run in a tap run of their own
+ * with --disable-coverage; every other file of the first --node keeps coverage. Later --node
+ * runs (other runtimes, other stores) run without it: the first run's report covers them.
  */
 const COVERAGE_CRASHES_ON_26 = (file: string) => file.startsWith('build/test/lint/');
 
@@ -59,10 +64,15 @@ function builtTestFile(file: string): string {
   return `build/${m[1]}.js`;
 }
 
-function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
+function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[]; coverage: boolean } {
   const runs: Run[] = [];
   const tapArgs: string[] = [];
+  let coverage = false;
   for (const arg of argv) {
+    if (arg === '--coverage') {
+      coverage = true;
+      continue;
+    }
     const m = /^--node=([^:]+)(?::(.*))?$/.exec(arg);
     if (!m) {
       tapArgs.push(arg);
@@ -88,7 +98,7 @@ function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[] } {
     runs.push({ runtime, files, env });
   }
   if (runs.length === 0) runs.push({ runtime: undefined, files: [], env: {} });
-  return { runs, tapArgs };
+  return { runs, tapArgs, coverage };
 }
 
 function allTestFiles(): string[] {
@@ -107,8 +117,12 @@ function nodeMajor(runtime: string | undefined): number {
   return Number(version.split('.')[0]);
 }
 
-/** Runs a runtime's files, those that crash under coverage there in a run of their own. */
-async function runRuntime(run: Run, tapArgs: string[]): Promise<Tally> {
+/**
+ * Runs a runtime's files: without coverage at once; with it, those that crash under coverage
+ * there in a run of their own.
+ */
+async function runRuntime(run: Run, tapArgs: string[], coverage: boolean): Promise<Tally> {
+  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs]);
   if (nodeMajor(run.runtime) !== 26) return runTap(run, tapArgs);
   const files = run.files.length ? run.files : allTestFiles();
   const apart = files.filter(COVERAGE_CRASHES_ON_26);
@@ -132,7 +146,7 @@ function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
   const child = spawn(command!, args, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...run.env },
+    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, ...run.env },
   });
   const tally: Tally = { passed: 0, failed: 0, failures: [] };
   let file = '';
@@ -210,15 +224,15 @@ async function withPgSeed(run: Run): Promise<{ run: Run; done: () => void }> {
   };
 }
 
-const { runs, tapArgs } = parseArgs(process.argv.slice(2));
+const { runs, tapArgs, coverage } = parseArgs(process.argv.slice(2));
 const total: Tally = { passed: 0, failed: 0, failures: [] };
 const summaries: string[] = [];
 for (const [i, given] of runs.entries()) {
   const started = Date.now();
   const { run, done } = await withPgSeed(given);
-  // The coverage report is the first run's (the whole suite); the later runs (other runtimes,
-  // other stores) repeat files it already covered, so they skip tap's instrumentation.
-  const tally = await runRuntime(run, i === 0 ? tapArgs : ['--disable-coverage', ...tapArgs]);
+  // The coverage report (--coverage) is the first run's (the whole suite); the later runs
+  // (other runtimes, other stores) repeat files it already covered.
+  const tally = await runRuntime(run, tapArgs, coverage && i === 0);
   done();
   const seconds = Math.round((Date.now() - started) / 1000);
   const scope = run.files.length ? `${run.files.length} files` : 'the whole suite';
