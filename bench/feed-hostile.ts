@@ -120,12 +120,19 @@ async function run(): Promise<void> {
   const server = await startAgentshelf(env);
   const api = server.match[1]!;
   const call = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(api + url, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fetch(api + url, {
+          method,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      } catch (err) {
+        // A keep-alive connection the server closed after a long stall: once more.
+        if (method !== 'GET' || attempt >= 3) throw err;
+      }
+    }
   };
   /**
    * Requests one after another until `until` resolves; their latencies in ms (a request that
