@@ -70,7 +70,13 @@ export interface StartOptions {
   integrations?: Partial<
     Pick<
       IntegrationEnv,
-      'sources' | 'sleep' | 'httpClient' | 'batchSize' | 'testTimeoutMs' | 'idleTimeoutMs'
+      | 'sources'
+      | 'sleep'
+      | 'httpClient'
+      | 'batchSize'
+      | 'testTimeoutMs'
+      | 'idleTimeoutMs'
+      | 'inApply'
     >
   >;
 }

@@ -34,7 +34,11 @@ export interface PostgresLocation {
 export type StoreLocation = SqliteLocation | PostgresLocation;
 
 export interface Store {
-  /** The main connection: every write, and the reads of requests. */
+  /**
+   * The main connection: every write, and the reads of requests. On SQLite a read outside a
+   * transaction runs on a read-only connection beside it, so it never waits for a
+   * transaction under way (db/sqlite/driver.ts).
+   */
   db: Db;
   location: StoreLocation;
   /**

@@ -116,30 +116,33 @@ export function errorItem(externalId: string | null, field: string, reason: stri
   return { kind: 'error', externalId, field, reason };
 }
 
+/** A line of a body: its text, and whether a line end closed it (the last may have none). */
+export interface Line {
+  text: string;
+  ended: boolean;
+}
+
 /**
  * The lines of a streamed body, one at a time, without holding the body: at most one line
- * (capped at `maxLine` bytes) is buffered.
+ * (capped at `maxLine` bytes) is buffered. Blank lines are skipped.
  */
-export async function* readLines(
-  body: Readable,
-  maxLine = 16 * 1024 * 1024,
-): AsyncGenerator<string> {
+export async function* readLines(body: Readable, maxLine = 16 * 1024 * 1024): AsyncGenerator<Line> {
   let rest = '';
   body.setEncoding('utf8');
   for await (const chunk of body as AsyncIterable<string>) {
     let start = 0;
     let end = chunk.indexOf('\n');
     while (end !== -1) {
-      const line = rest + chunk.slice(start, end);
+      const text = rest + chunk.slice(start, end);
       rest = '';
-      if (line.trim() !== '') yield line;
+      if (text.trim() !== '') yield { text, ended: true };
       start = end + 1;
       end = chunk.indexOf('\n', start);
     }
     rest += chunk.slice(start);
     if (rest.length > maxLine) throw new Error(`a line is over ${maxLine} bytes`);
   }
-  if (rest.trim() !== '') yield rest;
+  if (rest.trim() !== '') yield { text: rest, ended: false };
 }
 
 /** Whether a value is a plain object (JSON `{}`), for reading untyped platform answers. */

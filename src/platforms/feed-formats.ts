@@ -1,8 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import { Readable, Transform, pipeline, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { parse as parseCsv } from 'csv-parse';
 import { jsonNestsDeeperThan } from '../net/json-depth.js';
+import { Pacer } from '../runtime/pace.js';
 import { readJson } from './feed-json.js';
 import {
   BOM,
@@ -195,17 +195,15 @@ export function readRecords(body: Readable, format: FeedFormat): AsyncIterable<R
   }
 }
 
-/** The longest the reader (and whoever consumes it between items) runs before it yields. */
-export const SLICE_MS = 10;
-
 /**
  * What every reader's records pass through: a record with a field over MAX_FIELD_BYTES is
- * refused alone, and the event loop gets a turn at least every SLICE_MS (a `setImmediate`
- * wait), so an API request never waits long behind a sync reading a feed whose bytes are
- * all in memory already (a fast local server, a large chunk).
+ * refused alone, and the event loop gets a turn at least every SLICE_MS (runtime/pace.ts),
+ * the reader and whoever consumes it between items together, so an API request never waits
+ * long behind a sync reading a feed whose bytes are all in memory already (a fast local
+ * server, a large chunk).
  */
 async function* bounded(records: AsyncIterable<RawRecord>): AsyncGenerator<RawRecord> {
-  let since = performance.now();
+  const pacer = new Pacer();
   for await (const record of records) {
     const field = record.kind === 'record' ? oversizedField(record.fields) : undefined;
     if (field !== undefined)
@@ -215,10 +213,7 @@ async function* bounded(records: AsyncIterable<RawRecord>): AsyncGenerator<RawRe
         reason: `the field "${field}" is over ${sizeText(MAX_FIELD_BYTES)}`,
       };
     else yield record;
-    if (performance.now() - since >= SLICE_MS) {
-      await yieldToEventLoop();
-      since = performance.now();
-    }
+    await pacer.turn();
   }
 }
 
@@ -426,11 +421,6 @@ function countLineEnds(bytes: Buffer, from: number, to: number): number {
   for (let at = bytes.indexOf(0x0a, from); at >= 0 && at < to; at = bytes.indexOf(0x0a, at + 1))
     count++;
   return count;
-}
-
-/** A turn for the event loop's other work (timers, sockets: the API's requests). */
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -73,8 +73,14 @@ export async function* bulkItems(
       lineNumber++;
       let row: unknown;
       try {
-        row = JSON.parse(line);
+        row = JSON.parse(line.text);
       } catch {
+        // Shopify ends every line, the last too: a last line without its end that is not
+        // JSON is a file cut short, and the whole run fails (nothing is applied).
+        if (!line.ended)
+          throw new SourceError(
+            `the bulk operation's file is cut short: its last line (line ${lineNumber}) has no line end and is not whole JSON`,
+          );
         yield errorItem(null, 'line', `line ${lineNumber} of the bulk file is not JSON`);
         continue;
       }

@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
+import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { withTransaction } from '../../src/db/transaction.js';
 import { openStore, openStoreAt, storeLocation, type Store } from '../../src/db/store.js';
 import { freshDatabaseUrl, onPostgres } from '../support/store.js';
 
@@ -106,6 +108,34 @@ t.test('streaming on a reader while the main connection runs queries does not ha
     .executeTakeFirstOrThrow();
   t.equal(Number(counted.n), 50);
 });
+
+t.test(
+  'a read outside a transaction does not wait for one under way, and sees the last commit',
+  async (t) => {
+    const { store } = await migratedStore(t);
+    const db = store.db;
+    await db.insertInto('discovery_brands').values(brand(1)).execute();
+    let opened!: () => void;
+    const inside = new Promise<void>((resolve) => (opened = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const writing = withTransaction(db, async (trx) => {
+      await trx.insertInto('discovery_brands').values(brand(2)).execute();
+      opened();
+      await held;
+    });
+    await inside;
+    // The transaction is open (and waits for the reads): built and raw reads are answered.
+    const names = await db.selectFrom('discovery_brands').select('name').execute();
+    t.same(names, [{ name: 'brand 1' }], 'the last commit, not the transaction under way');
+    const raw = await sql<{ n: number }>`select count(*) as n from discovery_brands`.execute(db);
+    t.equal(Number(raw.rows[0]!.n), 1);
+    release();
+    await writing;
+    const after = await db.selectFrom('discovery_brands').select('name').orderBy('name').execute();
+    t.same(after, [{ name: 'brand 1' }, { name: 'brand 2' }], 'its commit is seen at once');
+  },
+);
 
 t.test('externalChanges moves when another connection revokes a key', async (t) => {
   const { store } = await migratedStore(t);

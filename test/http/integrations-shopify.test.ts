@@ -236,3 +236,53 @@ t.test(
     t.same([...adminPaths(from)], ['/admin/api/2026-04/graphql.json']);
   },
 );
+
+t.test(
+  'a bulk file whose last line is cut fails the whole run: nothing applied, nothing announced',
+  async (t) => {
+    const shop = await startShopifyServer({ products: 12, accessToken: 'shpat_cut' });
+    t.teardown(() => shop.close());
+    const server = await startTestServer(t, PRIVATE, {
+      integrations: { sleep: async () => {} },
+    });
+    const db = server.server.store.db;
+    const created = await server.request('POST', '/v1/integrations', {
+      body: {
+        platform: 'shopify',
+        shop_domain: new URL(shop.origin).host,
+        credentials: { access_token: 'shpat_cut' },
+        settings: { bulk_threshold: 10, bulk_poll_seconds: 1 },
+      },
+    });
+    t.equal(created.status, 201, created.text);
+    const id = created.body.id as string;
+    const first = await syncAndWait(server, id);
+    t.match(first, { status: 'succeeded', created: 24, failed: 0 }, JSON.stringify(first));
+    const before = await server.request('GET', '/v1/products?limit=100');
+
+    // A price changes on Shopify, and the next export's file loses its last 10 bytes.
+    shop.catalogue.update(1, (p) => {
+      for (const v of p.variants) v.price = '99.00';
+    });
+    shop.cutNextBulkFile = 10;
+    const seq = await lastEventSeq(db);
+    const cut = await syncAndWait(server, id);
+    t.equal(shop.bulkOperations.length, 2, 'the run read a bulk file');
+    t.match(cut, { status: 'failed', created: 0, updated: 0, deactivated: 0 });
+    t.match(
+      cut.error,
+      /^the bulk operation's file is cut short: its last line \(line \d+\) has no line end and is not whole JSON/,
+    );
+    t.same(
+      (await eventsAfter(db, seq)).map((e) => e.type),
+      ['integration.sync.failed'],
+      'no product event',
+    );
+    const after = await server.request('GET', '/v1/products?limit=100');
+    t.same(after.body, before.body, 'the catalogue is as it was');
+
+    // The whole file next time: the change applies.
+    const again = await syncAndWait(server, id);
+    t.match(again, { status: 'succeeded', updated: 2, failed: 0 }, JSON.stringify(again));
+  },
+);

@@ -38,7 +38,7 @@ export {
  *   the 1,000-point single-query limit refused with MAX_COST_EXCEEDED, one the bucket cannot
  *   pay answered HTTP 200 with a THROTTLED error; cursor paging (at most 250 a page); bulk
  *   operations (`bulkOperationRunQuery`, `currentBulkOperation`) with a JSONL file whose
- *   child lines carry `__parentId`.
+ *   child lines carry `__parentId` (cut short on demand through `cutNextBulkFile`).
  * - `POST /admin/oauth/access_token`: the client-credentials grant, tokens that expire.
  * - `GET /products.json?limit=&page=` and `/meta.json`: the public storefront.
  * - Any status on demand (401, 402, 423, 429, 5xx) through `failNext`.
@@ -106,6 +106,8 @@ export interface ShopifyServer {
   bulkOperations: BulkOperation[];
   /** The next bulk operation ends FAILED with this error code. */
   failNextBulk: string | null;
+  /** The next bulk file is served without its last this many bytes (a file cut short). */
+  cutNextBulkFile: number | null;
   /** The primary domain's URL (onlineStoreUrl's origin). */
   storeUrl: string;
   close(): Promise<void>;
@@ -631,6 +633,7 @@ export async function startShopifyServer(
     tokens,
     bulkOperations,
     failNextBulk: null as string | null,
+    cutNextBulkFile: null as number | null,
     storeUrl,
     close: async () => {},
   } satisfies ShopifyServer;
@@ -680,8 +683,11 @@ export async function startShopifyServer(
         else {
           log.status = 200;
           res.writeHead(200, { 'content-type': 'application/jsonl' });
-          Readable.from(bulkLines(op.query)).pipe(res);
-          return;
+          const cut = server.cutNextBulkFile;
+          if (cut === null) return void Readable.from(bulkLines(op.query)).pipe(res);
+          server.cutNextBulkFile = null;
+          const whole = Buffer.from([...bulkLines(op.query)].join(''));
+          return void res.end(whole.subarray(0, Math.max(0, whole.length - cut)));
         }
       } else answer = json(404, { errors: 'Not Found' });
       log.status = answer.status;

@@ -302,7 +302,26 @@ export async function pageStagedPayloads(
   return rows.map((r) => ({ seq: Number(r.seq), payload: r.payload! }));
 }
 
-export async function deleteStagedItems(db: Executor, runId: string): Promise<void> {
+/**
+ * Deletes a run's staged items, `chunk` positions a statement (a run of 30,000 items is not
+ * one long statement), awaiting `between` after each.
+ */
+export async function deleteStagedItems(
+  db: Executor,
+  runId: string,
+  options: { chunk?: number; between?: () => Promise<void> } = {},
+): Promise<void> {
+  const chunk = options.chunk ?? 2000;
+  // Positions run from 1 without a gap: the first empty range is the end.
+  for (let upTo = chunk; ; upTo += chunk) {
+    const { numDeletedRows } = await db
+      .deleteFrom('sync_staged_items')
+      .where('run_id', '=', runId)
+      .where('seq', '<=', upTo)
+      .executeTakeFirst();
+    if (Number(numDeletedRows) === 0) break;
+    await options.between?.();
+  }
   await db.deleteFrom('sync_staged_items').where('run_id', '=', runId).execute();
 }
 

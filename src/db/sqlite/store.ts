@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { Db, SqliteLocation, Store } from '../store.js';
+import { splitSqliteDialect } from './driver.js';
 import {
   immediateSqliteDialect,
   openSqlite,
@@ -14,13 +15,23 @@ import {
 /** Options every SQLite connection of one store shares (see SqliteOptions). */
 export type SqliteStoreOptions = Pick<SqliteOptions, 'nativeBinding'>;
 
-/** The SQLite store: one read-write connection, readers on demand, data_version for changes. */
+/**
+ * The SQLite store: one read-write connection with a read-only one beside it for the reads
+ * outside a transaction (driver.ts: they never wait for a transaction under way), readers on
+ * demand for streams, data_version for changes. An in-memory store has its one connection.
+ */
 export function openSqliteStore(location: SqliteLocation, options: SqliteStoreOptions = {}): Store {
   const file = location.file;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const inMemory = file === ':memory:' || file === '';
+  if (!inMemory) fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = openSqlite(file, options);
   const db: Db = new Kysely<Database>({
-    dialect: immediateSqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: inMemory
+      ? immediateSqliteDialect({ database: withStatementCache(sqlite) })
+      : splitSqliteDialect(
+          withStatementCache(sqlite),
+          withStatementCache(openSqlite(file, { ...options, readonly: true })),
+        ),
   });
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   // Reading data_version takes a WAL read lock (two fcntl calls): ask at most once a

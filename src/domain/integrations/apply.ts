@@ -19,9 +19,13 @@ import type { SyncError } from './schemas.js';
 import type { SourceItem, SourceProduct } from './source.js';
 import { screenItem } from './item-text.js';
 import { isAcceptableText } from '../../text.js';
+import type { Pacer } from '../../runtime/pace.js';
 
 /** At most this many item errors are kept per run (the count goes on). */
 export const MAX_ERRORS = 100;
+
+/** New products written together (one multi-row insert), between the event loop's turns. */
+const CREATE_CHUNK = 100;
 
 export interface SyncCounts {
   fetched: number;
@@ -127,6 +131,8 @@ export async function applyItems(
     seen?: Set<string>;
     /** The items were counted (fetched) when they were staged (see stageItems). */
     counted?: boolean;
+    /** Gives the event loop its turns between items (a sync's apply). */
+    pacer?: Pacer;
   },
 ): Promise<void> {
   const { counts, now } = options;
@@ -191,6 +197,7 @@ export async function applyItems(
         creates.push(item);
         continue;
       }
+      await options.pacer?.turn();
       try {
         await updateOne(trx, integrationId, item, now, counts);
       } catch (err) {
@@ -204,7 +211,11 @@ export async function applyItems(
         });
       }
     }
-    await createAll(trx, integrationId, creates, options.defaultCurrency, now, counts);
+    for (let at = 0; at < creates.length; at += CREATE_CHUNK) {
+      await options.pacer?.turn();
+      const chunk = creates.slice(at, at + CREATE_CHUNK);
+      await createAll(trx, integrationId, chunk, options.defaultCurrency, now, counts);
+    }
   });
 }
 
@@ -346,12 +357,13 @@ export async function deactivateMappings(
   db: Executor,
   integrationId: string,
   mappings: { external_id: string; product_id: string }[],
-  options: { now: Date; counts: SyncCounts },
+  options: { now: Date; counts: SyncCounts; pacer?: Pacer },
 ): Promise<void> {
   if (mappings.length === 0) return;
   const stamp = options.now.toISOString();
   await withTransaction(db, async (trx) => {
     for (const m of mappings) {
+      await options.pacer?.turn();
       const product = await findProductById(trx, m.product_id);
       if (product && product.status !== 'inactive') {
         await updateProduct(trx, m.product_id, { status: 'inactive' }, options.now);
@@ -373,7 +385,13 @@ export async function deactivateUnstaged(
   trx: Executor,
   integrationId: string,
   runId: string,
-  options: { now: Date; counts: SyncCounts; batchSize: number; signal?: AbortSignal },
+  options: {
+    now: Date;
+    counts: SyncCounts;
+    batchSize: number;
+    signal?: AbortSignal;
+    pacer?: Pacer;
+  },
 ): Promise<void> {
   let after: string | null = null;
   for (;;) {

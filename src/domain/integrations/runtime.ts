@@ -37,6 +37,11 @@ export interface IntegrationEnv {
   testTimeoutMs?: number;
   /** The longest silence of a platform's answer before the read fails (default 30 s). */
   idleTimeoutMs?: number;
+  /**
+   * Awaited inside a sync's final transaction before each page of its staged items is
+   * written (page 0 first): tests hold an apply open with it.
+   */
+  inApply?: (page: number) => Promise<void>;
 }
 
 export const DEFAULT_TEST_TIMEOUT_MS = 15_000;

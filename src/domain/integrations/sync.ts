@@ -27,6 +27,7 @@ import { openSourceContext, sourceOf, type IntegrationEnv } from './runtime.js';
 import type { SyncRun } from './schemas.js';
 import { SourceError, type SourceItem } from './source.js';
 import { processIsGone } from '../../runtime/process.js';
+import { Pacer } from '../../runtime/pace.js';
 
 /**
  * The sync: one run per integration at a time, in any process (a `running` row, unique per
@@ -34,7 +35,9 @@ import { processIsGone } from '../../runtime/process.js';
  * the platform's items and stages them in batches (sync_staged_items: what needs writing,
  * and every external id the platform still lists; the memory it holds is one batch), then
  * applies them in one transaction at its end: the writes, the products of items it did not
- * see made inactive, the run's outcome and every event. A run that fails, however (a size
+ * see made inactive, the run's outcome and every event. That transaction writes a page at a
+ * time and gives the event loop a turn every SLICE_MS; API reads do not wait for it (on
+ * SQLite they read the last commit on a connection of their own: db/sqlite/driver.ts). A run that fails, however (a size
  * cap, a parse error, an HTTP error, its deadline, a crash of its process), changes no
  * product and announces none. A run that read no item, or that would make more than
  * `settings.max_drop` (default 0.2) of the integration's active products inactive, is
@@ -48,6 +51,11 @@ import { processIsGone } from '../../runtime/process.js';
 export const SYNC_STALE_MS = 60_000;
 const HEARTBEAT_MS = 5_000;
 export const DEFAULT_BATCH = 500;
+/**
+ * Staged items written per page of the final apply (at most the batch size): the event loop
+ * gets a turn between pages, and between the items of a page that take a query each.
+ */
+const APPLY_PAGE = 100;
 /** Runs kept per integration in the history (an hourly schedule: six weeks). */
 export const HISTORY_KEPT = 1000;
 
@@ -268,7 +276,8 @@ async function runSync(
     );
     return presentSyncRun(run);
   } finally {
-    await deleteStagedItems(env.db, run.id).catch((err: unknown) =>
+    const pacer = new Pacer();
+    await deleteStagedItems(env.db, run.id, { between: () => pacer.turn() }).catch((err: unknown) =>
       env.logger.warn({ err, sync: run.id }, 'staged items of a sync not deleted'),
     );
   }
@@ -310,6 +319,7 @@ async function readStageAndApply(
   let batch: SourceItem[] = [];
   let batches = 0;
   let seq = 0;
+  const pacer = new Pacer();
   const flush = async () => {
     signal.throwIfAborted();
     const items = batch;
@@ -318,6 +328,7 @@ async function readStageAndApply(
       defaultCurrency: env.defaultCurrency,
       counts,
     });
+    await pacer.turn();
     await insertStagedItems(
       env.db,
       staged.map((s) => ({
@@ -366,21 +377,14 @@ async function readStageAndApply(
       // Ours still (another process may have taken the run for dead): lock it to the end.
       const current = await claimRun(trx, run);
       const active = await countActiveMappedProducts(trx, integration.id);
-      let after = 0;
-      for (;;) {
-        signal.throwIfAborted();
-        const page = await pageStagedPayloads(trx, run.id, after, batchSize);
-        if (page.length === 0) break;
-        after = page[page.length - 1]!.seq;
-        await applyItems(
-          trx,
-          integration.id,
-          page.map((r) => JSON.parse(r.payload) as SourceItem),
-          { defaultCurrency: env.defaultCurrency, now, counts, counted: true },
-        );
-        options.onProgress?.(counts.fetched, total);
-      }
-      await deactivateUnstaged(trx, integration.id, run.id, { now, counts, batchSize, signal });
+      await writeStaged(env, trx, integration.id, run.id, {
+        now,
+        counts,
+        pacer,
+        signal,
+        pageSize: Math.min(batchSize, APPLY_PAGE),
+        progress: () => options.onProgress?.(counts.fetched, total),
+      });
       if (!options.force && active > 0 && counts.deactivated > maxDrop * active) {
         throw new Held(
           `held: this run would make ${counts.deactivated} of the integration's ${active} active products inactive ` +
@@ -402,6 +406,51 @@ async function readStageAndApply(
     Object.assign(counts, stagedCounts(before));
     throw err;
   }
+}
+
+/**
+ * In the final transaction: the run's staged items written a page at a time (the event loop
+ * gets its turns between pages and items: `pacer`), then the mappings it did not stage made
+ * inactive.
+ */
+async function writeStaged(
+  env: IntegrationEnv,
+  trx: Executor,
+  integrationId: string,
+  runId: string,
+  apply: {
+    now: Date;
+    counts: SyncCounts;
+    pacer: Pacer;
+    signal: AbortSignal;
+    pageSize: number;
+    progress: () => void;
+  },
+): Promise<void> {
+  const { now, counts, pacer, signal, pageSize } = apply;
+  let after = 0;
+  for (let pages = 0; ; pages++) {
+    signal.throwIfAborted();
+    await pacer.turn();
+    await env.inApply?.(pages);
+    const page = await pageStagedPayloads(trx, runId, after, pageSize);
+    if (page.length === 0) break;
+    after = page[page.length - 1]!.seq;
+    await applyItems(
+      trx,
+      integrationId,
+      page.map((r) => JSON.parse(r.payload) as SourceItem),
+      { defaultCurrency: env.defaultCurrency, now, counts, counted: true, pacer },
+    );
+    apply.progress();
+  }
+  await deactivateUnstaged(trx, integrationId, runId, {
+    now,
+    counts,
+    batchSize: pageSize,
+    signal,
+    pacer,
+  });
 }
 
 function percent(share: number): string {

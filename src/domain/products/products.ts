@@ -60,8 +60,8 @@ export async function listProductsJson(
   filter: ProductFilter,
   page: { limit: number; offset: number },
 ): Promise<Buffer> {
-  // The reads go through the one SQLite connection in turn, so they see the same snapshot
-  // unless a write lands between them; the total is advisory, as in every offset API.
+  // The reads go through one connection in turn (on SQLite, its reader), so they see the same
+  // snapshot unless a write lands between them; the total is advisory, as in every offset API.
   const total = await countProducts(db, filter);
   const creationOrder =
     !filter.category ||
