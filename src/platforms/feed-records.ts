@@ -48,10 +48,18 @@ export function sizeText(bytes: number): string {
 
 /** The name of the first field over MAX_FIELD_BYTES (UTF-8), or undefined. */
 export function oversizedField(fields: RawFields): string | undefined {
-  const over = (text: string) =>
-    text.length > MAX_FIELD_BYTES / 3 && Buffer.byteLength(text) > MAX_FIELD_BYTES;
-  for (const [name, value] of Object.entries(fields)) {
-    if (typeof value === 'string' ? over(value) : value.some(over)) return name;
+  // Called for every record: no array of entries, and the UTF-8 length only for a text long
+  // enough to be over (a character is at most 3 bytes of UTF-8 per UTF-16 unit).
+  for (const name in fields) {
+    const value = fields[name]!;
+    if (typeof value === 'string') {
+      if (value.length > MAX_FIELD_BYTES / 3 && Buffer.byteLength(value) > MAX_FIELD_BYTES)
+        return name;
+    } else {
+      for (const text of value)
+        if (text.length > MAX_FIELD_BYTES / 3 && Buffer.byteLength(text) > MAX_FIELD_BYTES)
+          return name;
+    }
   }
   return undefined;
 }
@@ -96,12 +104,13 @@ function jsonFieldValue(value: unknown): FieldValue | undefined {
 /** A JSON object as raw fields (nested `attributes` objects are lifted to the top). */
 export function jsonFields(value: Record<string, unknown>): RawFields {
   const fields: RawFields = {};
-  for (const [name, v] of Object.entries(value)) {
+  for (const name in value) {
+    const v = value[name];
     if (isObject(v)) {
       // Our API's product shape keeps brand, url, gtin, ... in `attributes`.
       if (name === 'attributes')
-        for (const [inner, iv] of Object.entries(v)) {
-          const text = jsonFieldValue(iv);
+        for (const inner in v) {
+          const text = jsonFieldValue(v[inner]);
           const key = columnKey(inner);
           if (text !== undefined && !(key in fields)) fields[key] = text;
         }
