@@ -43,6 +43,11 @@ const ConfigSchema = z.object({
     .default('USD'),
   DEFAULT_PLAN: z.enum(PLAN_NAMES).default('starter'),
   STORE_NAME: z.string().min(1).default('My Store'),
+  /** The store's country (ISO 3166-1 alpha-2): channel feeds' store_country and target. */
+  STORE_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'a two-letter ISO 3166-1 alpha-2 code such as US')
+    .default('US'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FEEDS_CRON: z
     .string()

@@ -165,6 +165,7 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
     integrations,
+    openReader: () => store.openReader(),
   };
   const deps = { ...base, webhooks: new WebhookWorker(base) };
   const reports = new ReportWorker({

@@ -196,7 +196,8 @@ export interface WebhookAttemptTable {
   response_body: string | null;
 }
 
-export type FeedFormat = 'json' | 'csv' | 'xml';
+export type FeedFormat = 'json' | 'jsonl' | 'csv' | 'tsv' | 'xml';
+export type FeedProfile = 'agentshelf' | 'openai' | 'google' | 'acp' | 'stripe';
 export type FeedStatus = 'active' | 'inactive' | 'processing';
 
 export interface FeedTable {
@@ -204,6 +205,12 @@ export interface FeedTable {
   name: string;
   format: FeedFormat;
   status: FeedStatus;
+  /** The record shape and validation (CONTRACT part 10); `agentshelf` is today's columns. */
+  profile: ColumnType<FeedProfile, FeedProfile | undefined, FeedProfile>;
+  /** `gzip`: the published file is the gzipped one; null: as written. */
+  compression: 'gzip' | null;
+  /** JSON: the channel settings (target_countries, store_country, seller_name); null: none. */
+  settings: string | null;
   /** filters.category: the category and everything below it. */
   filter_category: string | null;
   /** filters.status; null means active products only. */

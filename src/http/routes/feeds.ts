@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
-import { Feed, FeedCreate, FeedList, FeedUpdate } from '../../domain/feeds/schemas.js';
+import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domain/feeds/schemas.js';
+import { previewFeed } from '../../domain/feeds/preview.js';
 import {
   createFeed,
   deleteFeed,
@@ -155,12 +156,41 @@ export const feedRoutes = [
     },
     handler: async ({ params, ctx }, deps) => {
       recordExport(ctx, deps);
-      return serveFeedFile(ctx, deps, params.id, (feed) => ({
-        path: feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format),
-        contentType: FEED_CONTENT_TYPES[feed.published_format],
-        disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
-      }));
+      return serveFeedFile(ctx, deps, params.id, (feed) => {
+        const path = feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format);
+        // A gzipped feed is its .gz file itself, as the platform fetches it.
+        return feed.compression === 'gzip'
+          ? {
+              path: `${path}.gz`,
+              contentType: 'application/gzip',
+              disposition: attachmentDisposition(feed.name, `${feed.published_format}.gz`, feed.id),
+              gzip: false,
+            }
+          : {
+              path,
+              contentType: FEED_CONTENT_TYPES[feed.published_format],
+              disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
+            };
+      });
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/preview',
+    operationId: 'previewFeed',
+    summary:
+      "What the feed's next generation would contain, through its profile's mapping and validation, writing and sending nothing: products included, excluded by reason (up to 20 ids each), issues by field and problem",
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    responses: { 200: { description: 'The preview', schema: FeedPreview }, ...ErrorResponses },
+    handler: async ({ params }, deps) => ({
+      body: await previewFeed(deps.db, deps.openReader, params.id, {
+        storeName: deps.config.STORE_NAME,
+        storeUrl: deps.config.FEEDS_URL,
+        storeCountry: deps.config.STORE_COUNTRY,
+      }),
+    }),
   }),
   defineRoute({
     method: 'get',
