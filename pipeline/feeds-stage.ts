@@ -8,7 +8,8 @@ import {
 import { CHANNEL_PROFILES, channelSettings } from '../src/domain/feeds/channels/index.js';
 import { ChannelMapper, readFeedPages } from '../src/domain/feeds/channels/mapping.js';
 import { IssueTally } from '../src/domain/feeds/channels/tally.js';
-import { FEED_CONTENT_TYPES, feedsDirectory } from '../src/domain/feeds/files.js';
+import { planDelivery } from '../src/domain/feeds/deliveries.js';
+import { FEED_CONTENT_TYPES, feedFilePath, feedsDirectory } from '../src/domain/feeds/files.js';
 import {
   recordFeedFailed,
   recordFeedPublished,
@@ -110,6 +111,34 @@ async function generateFeed(
 }
 
 /**
+ * Records the delivery of a generation (a feed with a push delivery): skipped, held or
+ * pending, for the delivery worker. A failure here is logged: the feed itself is published.
+ */
+async function planFeedDelivery(
+  ctx: PipelineContext,
+  feed: FeedRow,
+  result: FeedPublication,
+): Promise<void> {
+  if (feed.delivery === null) return;
+  const file = feedFilePath(ctx.config.DATA_DIR, feed.id, feed.format);
+  try {
+    await planDelivery(
+      ctx.db,
+      feed,
+      {
+        path: feed.compression === 'gzip' ? `${file}.gz` : file,
+        sha256: result.sha256,
+        products: result.productCount,
+      },
+      ctx.config.DATA_DIR,
+      ctx.now(),
+    );
+  } catch (err) {
+    ctx.logger.error({ err, feed_id: feed.id }, 'feed delivery could not be recorded');
+  }
+}
+
+/**
  * Removes files no feed publishes any more: deleted feeds, inactive feeds, and the old
  * format of a feed whose format changed. Inactive feeds are then recorded as unpublished.
  */
@@ -169,6 +198,7 @@ export const feedsStage: Stage = async (ctx) => {
       );
       done += result.diagnostics.products;
       await recordFeedPublished(ctx.db, feed.id, result, ctx.config.BASE_URL, ctx.now());
+      if (!ctx.output?.feeds) await planFeedDelivery(ctx, feed, result);
       const d = result.diagnostics;
       summary.push(
         `${label}: ${result.productCount} products${d.excluded > 0 ? ` (${d.excluded} excluded)` : ''}, ${d.products_with_errors} with errors, ${d.products_with_warnings} with warnings, ${result.changed ? 'published' : 'unchanged'} in ${seconds(result.ms)}`,

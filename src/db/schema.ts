@@ -211,6 +211,10 @@ export interface FeedTable {
   compression: 'gzip' | null;
   /** JSON: the channel settings (target_countries, store_country, seller_name); null: none. */
   settings: string | null;
+  /** JSON: where the file goes (domain/feeds/delivery-schemas.ts); null: hosted. */
+  delivery: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The delivery's credentials, encrypted (integrations' SecretBox); null: none. */
+  credentials: ColumnType<string | null, string | null | undefined, string | null>;
   /** filters.category: the category and everything below it. */
   filter_category: string | null;
   /** filters.status; null means active products only. */
@@ -238,6 +242,35 @@ export interface FeedTable {
   created_at: Timestamp;
   /** When the definition last changed (pipeline runs do not touch it). */
   updated_at: Timestamp;
+}
+
+export type FeedDeliveryStatus =
+  'pending' | 'delivering' | 'delivered' | 'skipped' | 'held' | 'failed';
+
+export interface FeedDeliveryTable {
+  id: string;
+  feed_id: string;
+  /** The delivery type it went by (sftp, ...). */
+  type: string;
+  status: FeedDeliveryStatus;
+  /** Products in the file. */
+  products: number;
+  bytes: number;
+  /** Hex SHA-256 of the feed's content. */
+  sha256: string;
+  /** DATA_DIR/deliveries/<file>: the file to send, a hard link kept until the row ends. */
+  file: string | null;
+  /** Why it was skipped or held. */
+  reason: string | null;
+  attempts: number;
+  /** When a failed attempt is tried again; null: not to be tried. */
+  next_attempt_at: Timestamp | null;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  error: string | null;
+  /** JSON: what the remote answered. */
+  remote: string | null;
+  created_at: Timestamp;
 }
 
 export interface FeedProductTable {
@@ -330,6 +363,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptTable;
   feeds: FeedTable;
   feed_products: FeedProductTable;
+  feed_deliveries: FeedDeliveryTable;
   pipeline_runs: PipelineRunTable;
   pipeline_lock: PipelineLockTable;
   pipeline_lock_waiters: PipelineLockWaiterTable;
@@ -368,6 +402,8 @@ export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
 export type FeedRow = Selectable<FeedTable>;
 export type NewFeedRow = Insertable<FeedTable>;
 export type FeedRowUpdate = Updateable<FeedTable>;
+export type FeedDeliveryRow = Selectable<FeedDeliveryTable>;
+export type FeedDeliveryRowUpdate = Updateable<FeedDeliveryTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type ReportRowUpdate = Updateable<ReportTable>;

@@ -1,3 +1,5 @@
+import type { DeliveryTransport } from '../domain/feeds/deliveries.js';
+import { sendBySftp } from './sftp.js';
 import { feedSource } from './feed.js';
 import { shopifySource } from './shopify.js';
 import { woocommerceSource } from './woocommerce.js';
@@ -8,4 +10,9 @@ export const platformSources: SourceRegistry = {
   feed: feedSource,
   shopify: shopifySource,
   woocommerce: woocommerceSource,
+};
+
+/** The push deliveries of feeds, by delivery type (domain/feeds/deliveries.ts). */
+export const deliveryTransports: Readonly<Record<string, DeliveryTransport>> = {
+  sftp: sendBySftp,
 };

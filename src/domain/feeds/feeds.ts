@@ -28,6 +28,9 @@ import type {
 } from './schemas.js';
 import { presentPagination } from '../pagination.js';
 import { checkChannelDefinition, parseFeedSettings } from './channels/index.js';
+import { deliveryColumns } from './delivery-definition.js';
+import { parseDelivery } from './delivery-schemas.js';
+import type { SecretBox } from '../integrations/secret-box.js';
 
 /** Products per second assumed until the pipeline has measured itself on a large feed. */
 export const DEFAULT_FEED_RATE = 40_000;
@@ -41,6 +44,10 @@ export interface FeedOptions {
   baseUrl: string;
   /** How long before the pipeline picks a change up (the debounce delay). */
   startDelayMs: number;
+  /** Encrypts delivery credentials (absent: a delivery with credentials is refused). */
+  box?: SecretBox;
+  /** ALLOW_PRIVATE_TARGETS: the outbound guard's setting for delivery targets. */
+  allowPrivate?: boolean;
 }
 
 function exportUrl(baseUrl: string, id: string): string {
@@ -80,6 +87,8 @@ export async function presentFeed(db: Executor, row: FeedRow, baseUrl: string): 
       ...(row.filter_status !== null ? { status: row.filter_status } : {}),
     },
     settings: parseFeedSettings(row.settings),
+    delivery: parseDelivery(row.delivery),
+    credentials_set: row.credentials !== null,
     estimated_completion: row.status === 'processing' ? row.estimated_completion : null,
     generated_at: row.generated_at,
     last_error:
@@ -161,6 +170,7 @@ export async function createFeed(
     format: input.format,
     compression: input.compression ?? null,
     settings: input.settings ? JSON.stringify(input.settings) : null,
+    ...(await deliveryColumns(input.delivery, input.credentials, options)),
     status: 'processing',
     filter_category: input.filters?.category ?? null,
     filter_status: input.filters?.status ?? null,
@@ -210,6 +220,19 @@ export async function updateFeed(
     if (input.name !== undefined && input.name !== before.name) patch.name = input.name;
     if (input.format !== undefined && input.format !== before.format) patch.format = input.format;
     channelPatch(before, input, patch);
+    if (input.delivery !== undefined || input.credentials !== undefined) {
+      const current = parseDelivery(before.delivery);
+      const delivery =
+        input.delivery === undefined ? current : (input.delivery ?? { type: 'hosted' as const });
+      const credentials =
+        input.credentials === undefined && before.credentials !== null && options.box
+          ? JSON.parse(options.box.decrypt(before.credentials))
+          : (input.credentials ?? undefined);
+      const columns = await deliveryColumns(delivery, credentials, options);
+      if (columns.delivery !== before.delivery) patch.delivery = columns.delivery;
+      if (input.credentials !== undefined || columns.delivery === null)
+        patch.credentials = columns.credentials;
+    }
     if (input.filters !== undefined) {
       const category = input.filters?.category ?? null;
       const status = input.filters?.status ?? null;

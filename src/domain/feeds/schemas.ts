@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CLIENT_ID_PATTERN, text } from '../fields.js';
 import { pageFields } from '../pagination.js';
 import { Category, Pagination, ProductStatus } from '../products/schemas.js';
+import { FeedCredentials, FeedDelivery } from './delivery-schemas.js';
 
 export const FEED_FORMATS = ['json', 'jsonl', 'csv', 'tsv', 'xml'] as const;
 export const FeedFormat = z.enum(FEED_FORMATS);
@@ -42,6 +43,8 @@ export const FeedCreate = z.strictObject({
   profile: FeedProfileName.optional(),
   compression: FeedCompression.nullable().optional(),
   settings: FeedSettings.optional(),
+  delivery: FeedDelivery.optional(),
+  credentials: FeedCredentials.optional(),
   products: ProductIds.optional(),
   filters: FeedFilters.optional(),
 });
@@ -53,6 +56,8 @@ export const FeedUpdate = z.strictObject({
   profile: FeedProfileName.optional(),
   compression: FeedCompression.nullable().optional(),
   settings: FeedSettings.nullable().optional(),
+  delivery: FeedDelivery.nullable().optional(),
+  credentials: FeedCredentials.nullable().optional(),
   products: ProductIds.nullable().optional(),
   filters: FeedFilters.nullable().optional(),
   status: z.enum(['active', 'inactive']).optional(),
@@ -114,6 +119,8 @@ export const Feed = z.object({
     store_country: z.string().optional(),
     seller_name: z.string().optional(),
   }),
+  delivery: FeedDelivery,
+  credentials_set: z.boolean(),
   estimated_completion: z.string().nullable(),
   generated_at: z.string().nullable(),
   last_error: z.object({ message: z.string(), occurred_at: z.string() }).nullable(),

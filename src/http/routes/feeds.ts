@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
 import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domain/feeds/schemas.js';
 import { previewFeed } from '../../domain/feeds/preview.js';
+import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
+import { FeedDeliveryList, FeedDeliveryRecord } from '../../domain/feeds/delivery-schemas.js';
+import { SecretBox } from '../../domain/integrations/secret-box.js';
+import { FeedDeliveryListQuery } from '../schemas/feeds.js';
 import {
   createFeed,
   deleteFeed,
@@ -63,8 +67,18 @@ function recordExport(ctx: Koa.Context, deps: RouteDeps): void {
 }
 
 function feedOptions(deps: RouteDeps) {
-  return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
+  return {
+    baseUrl: deps.config.BASE_URL,
+    startDelayMs: deps.config.FEEDS_DEBOUNCE_MS,
+    box: new SecretBox(deps.config),
+    allowPrivate: deps.config.ALLOW_PRIVATE_TARGETS,
+  };
 }
+
+const DeliveryParams = z.object({
+  id: z.string().min(1).max(200),
+  did: z.string().min(1).max(200),
+});
 
 export const feedRoutes = [
   defineRoute({
@@ -173,6 +187,40 @@ export const feedRoutes = [
             };
       });
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/deliveries',
+    operationId: 'listFeedDeliveries',
+    summary:
+      "A feed's deliveries, newest first: status (pending, delivering, delivered, skipped, held, failed), products, bytes, sha256, attempts, and what the remote answered",
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    query: FeedDeliveryListQuery,
+    responses: {
+      200: { description: 'A page of deliveries', schema: FeedDeliveryList },
+      ...ErrorResponses,
+    },
+    handler: async ({ params, query }, { db }) => ({
+      body: await listDeliveries(db, params.id, query),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/feeds/:id/deliveries/:did/release',
+    operationId: 'releaseFeedDelivery',
+    summary: 'Release a held delivery: it is sent as it is (409 when it is not held)',
+    tag: 'Feeds',
+    permission: 'write',
+    params: DeliveryParams,
+    responses: {
+      200: { description: 'The delivery, pending', schema: FeedDeliveryRecord },
+      ...ErrorResponses,
+    },
+    handler: async ({ params }, deps) => ({
+      body: await releaseDelivery(deps.db, params.id, params.did),
+    }),
   }),
   defineRoute({
     method: 'get',

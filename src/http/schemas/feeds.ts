@@ -11,8 +11,13 @@ import {
   FeedUpdate,
   ProductIds,
 } from '../../domain/feeds/schemas.js';
+import { z } from 'zod';
+import { pageFields } from '../../domain/pagination.js';
 import { doc, docFields } from './registry.js';
 import { pageQuery } from './shared.js';
+
+/** A feed's deliveries: a page. */
+export const FeedDeliveryListQuery = z.strictObject(pageFields).extend(pageQuery);
 
 /** The feed list's query string: the domain's filter, with numbers read from text. */
 export const FeedListQueryString = FeedListQuery.extend(pageQuery);
