@@ -15,7 +15,7 @@ import { checkAddress, guardedLookup, hostOf, parseTargetUrl } from './target-gu
  */
 
 export interface HttpRequest {
-  method?: 'GET' | 'POST' | 'HEAD';
+  method?: 'GET' | 'POST' | 'HEAD' | 'PATCH';
   url: string;
   headers?: Record<string, string>;
   body?: string;

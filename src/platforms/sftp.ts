@@ -31,6 +31,7 @@ function call<T>(run: (done: (err: Error | null | undefined, value?: T) => void)
 /** Connects (guarded), checks the host key, authenticates; resolves with the ready client. */
 async function connect(request: Parameters<DeliveryTransport>[0]): Promise<ssh2.Client> {
   const { delivery, credentials, allowPrivate } = request;
+  if (delivery.type !== 'sftp') throw new Error('not an sftp delivery');
   checkAddress(delivery.host, { allowPrivate });
   const sock = net.connect({
     host: delivery.host,
@@ -71,8 +72,8 @@ async function connect(request: Parameters<DeliveryTransport>[0]): Promise<ssh2.
 async function upload(
   sftp: SFTPWrapper,
   request: Parameters<DeliveryTransport>[0],
+  target: string,
 ): Promise<{ temporary: string }> {
-  const target = request.delivery.path;
   const temporary = path.posix.join(
     path.posix.dirname(target),
     `.${path.posix.basename(target)}.tmp-${randomBytes(6).toString('hex')}`,
@@ -98,24 +99,26 @@ async function upload(
 }
 
 export const sendBySftp: DeliveryTransport = async (request) => {
+  const delivery = request.delivery;
+  if (delivery.type !== 'sftp') throw new Error('not an sftp delivery');
   const client = await connect(request);
   try {
     const sftp = await call<SFTPWrapper>((done) => client.sftp((err, s) => done(err, s)));
-    await upload(sftp, request);
+    await upload(sftp, request, delivery.path);
     const stats = await call<{ size: number }>((done) =>
-      sftp.stat(request.delivery.path, (err, s) => done(err, s)),
+      sftp.stat(delivery.path, (err, s) => done(err, s)),
     );
     if (stats.size !== request.bytes) {
       throw new Error(
-        `the server holds ${stats.size} bytes at ${request.delivery.path}, not ${request.bytes}`,
+        `the server holds ${stats.size} bytes at ${delivery.path}, not ${request.bytes}`,
       );
     }
     return {
-      host: request.delivery.host,
-      port: request.delivery.port,
-      path: request.delivery.path,
+      host: delivery.host,
+      port: delivery.port,
+      path: delivery.path,
       bytes: stats.size,
-      host_key_sha256: request.delivery.host_key_sha256,
+      host_key_sha256: delivery.host_key_sha256,
     };
   } finally {
     client.end();

@@ -96,7 +96,10 @@ async function dropFile(dir: string, name: string | null): Promise<void> {
 /** Whether a delivery went where the feed now delivers (a new target gets everything anew). */
 function sameTarget(row: FeedDeliveryRow, delivery: PushDelivery): boolean {
   if (row.remote === null) return false;
-  const remote = JSON.parse(row.remote) as { host?: string; port?: number; path?: string };
+  const remote = JSON.parse(row.remote) as Record<string, unknown>;
+  if (delivery.type === 'acp_feed_api') {
+    return remote.url === delivery.url && remote.feed_id === delivery.feed_id;
+  }
   return (
     remote.host === delivery.host && remote.port === delivery.port && remote.path === delivery.path
   );

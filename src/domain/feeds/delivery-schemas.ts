@@ -5,7 +5,7 @@
  * the feed body, as integrations' do, and are stored encrypted.
  */
 import { z } from 'zod';
-import { text } from '../fields.js';
+import { httpUrl, text } from '../fields.js';
 import { Pagination } from '../products/schemas.js';
 
 export const FEED_DELIVERY_STATUSES = [
@@ -47,14 +47,31 @@ export const SftpDelivery = z.strictObject({
   max_drop: MaxDrop,
 });
 
-export const FeedDelivery = z.discriminatedUnion('type', [HostedDelivery, SftpDelivery]);
+export const AcpFeedApiDelivery = z.strictObject({
+  type: z.literal('acp_feed_api'),
+  url: httpUrl(2048),
+  feed_id: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._~-]{1,200}$/,
+      'must be the Feed API id of the feed (letters, digits, . _ ~ -)',
+    ),
+  max_drop: MaxDrop,
+});
+
+export const FeedDelivery = z.discriminatedUnion('type', [
+  HostedDelivery,
+  SftpDelivery,
+  AcpFeedApiDelivery,
+]);
 export type FeedDeliveryInput = z.input<typeof FeedDelivery>;
-export type PushDelivery = z.infer<typeof SftpDelivery>;
+export type PushDelivery = z.infer<typeof SftpDelivery> | z.infer<typeof AcpFeedApiDelivery>;
 export type StoredDelivery = z.infer<typeof FeedDelivery>;
 
 export const FeedCredentials = z.strictObject({
   password: z.string().min(1).max(1024).optional(),
   private_key: z.string().min(1).max(16_384).optional(),
+  token: z.string().min(1).max(4096).optional(),
 });
 export type FeedCredentialsInput = z.infer<typeof FeedCredentials>;
 

@@ -170,7 +170,10 @@ export async function createFeed(
     format: input.format,
     compression: input.compression ?? null,
     settings: input.settings ? JSON.stringify(input.settings) : null,
-    ...(await deliveryColumns(input.delivery, input.credentials, options)),
+    ...(await deliveryColumns(input.delivery, input.credentials, {
+      ...options,
+      channel: { profile: input.profile ?? 'agentshelf', format: input.format },
+    })),
     status: 'processing',
     filter_category: input.filters?.category ?? null,
     filter_status: input.filters?.status ?? null,
@@ -228,7 +231,13 @@ export async function updateFeed(
         input.credentials === undefined && before.credentials !== null && options.box
           ? JSON.parse(options.box.decrypt(before.credentials))
           : (input.credentials ?? undefined);
-      const columns = await deliveryColumns(delivery, credentials, options);
+      const columns = await deliveryColumns(delivery, credentials, {
+        ...options,
+        channel: {
+          profile: patch.profile ?? before.profile,
+          format: patch.format ?? before.format,
+        },
+      });
       if (columns.delivery !== before.delivery) patch.delivery = columns.delivery;
       if (input.credentials !== undefined || columns.delivery === null)
         patch.credentials = columns.credentials;
