@@ -15,6 +15,7 @@ import { storeCopyBenchmark } from './store-copy.js';
 import { soakBenchmark } from './soak.js';
 import { feedHostileBenchmark } from './feed-hostile.js';
 import { publishBenchmark } from './publish.js';
+import { channelsBenchmark } from './channels.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -36,4 +37,5 @@ export const benchmarks: Record<string, Benchmark> = {
   soak: soakBenchmark,
   'feed-hostile': feedHostileBenchmark,
   publish: publishBenchmark,
+  channels: channelsBenchmark,
 };

@@ -1,10 +1,12 @@
 import { stringify } from 'csv-stringify/sync';
 import type { FeedFormat } from '../src/db/schema.js';
-import {
-  dropForbiddenCharacters,
-  FEED_COLUMNS,
-  type FeedRecord,
-} from '../src/domain/feeds/record.js';
+import type {
+  ChannelProfile,
+  ChannelRecord,
+  ChannelValue,
+  FlatProfile,
+} from '../src/domain/feeds/channels/profile.js';
+import { dropForbiddenCharacters, FEED_COLUMNS } from '../src/domain/feeds/record.js';
 
 /** What a feed file says about itself (no timestamps: unchanged catalogues give equal bytes). */
 export interface FeedMeta {
@@ -20,7 +22,7 @@ export interface FeedMeta {
  */
 export interface FeedFormatter {
   begin(meta: FeedMeta): string;
-  records(batch: readonly FeedRecord[], first: boolean): string;
+  records(batch: readonly object[], first: boolean): string;
   end(meta: FeedMeta): string;
 }
 
@@ -42,10 +44,94 @@ const json: FeedFormatter = {
  * CSV (RFC 4180 through csv-stringify): a header row, then one row per product. Fields with a
  * quote, comma, CR or LF are quoted; nothing is prefixed (no formula escaping for machines).
  */
-const csv: FeedFormatter = {
-  begin: () => stringify([FEED_COLUMNS as unknown as string[]]),
-  records: (batch) => stringify(batch.map((r) => FEED_COLUMNS.map((c) => r[c]))),
-  end: () => '',
+function csvFormatter(profile: Pick<FlatProfile, 'columns' | 'groups'>): FeedFormatter {
+  const columns = profile.columns;
+  const cell = cellOf(profile);
+  return {
+    begin: () => stringify([headerOf(profile)]),
+    records: (batch) =>
+      stringify((batch as ChannelRecord[]).map((r) => columns.map((c) => cell(c, r[c]!)))),
+    end: () => '',
+  };
+}
+
+const csv = csvFormatter({ columns: FEED_COLUMNS });
+
+/** The header cells: a group column as Merchant Center names it, `name(sub1:sub2)`. */
+function headerOf(profile: Pick<FlatProfile, 'columns' | 'groups'>): string[] {
+  return profile.columns.map((c) => {
+    const group = profile.groups?.[c];
+    return group ? `${c}(${group.join(':')})` : c;
+  });
+}
+
+/**
+ * A value as one text cell: text as it is, a list joined by commas (a comma inside an item
+ * percent-encoded, as additional image links are), a group's values joined by colons in its
+ * sub-attributes' order, any other map as JSON (OpenAI's variant_dict).
+ */
+function cellOf(profile: Pick<FlatProfile, 'groups'>) {
+  return (column: string, value: ChannelValue): string => {
+    if (typeof value === 'string') return value;
+    if (Array.isArray(value)) return value.map((v: string) => v.replaceAll(',', '%2C')).join(',');
+    const group = profile.groups?.[column];
+    const map = value as Readonly<Record<string, string>>;
+    if (group) return group.map((k) => map[k] ?? '').join(':');
+    return JSON.stringify(map);
+  };
+}
+
+/**
+ * TSV as Merchant Center and OpenAI read it: a header line, one line per product, no quoting;
+ * a tab or line break inside a value becomes a space (TSV has no way to carry them).
+ */
+function tsvFormatter(profile: FlatProfile): FeedFormatter {
+  const cell = cellOf(profile);
+  const line = (cells: string[]) =>
+    cells.map((v) => (/[\t\r\n]/.test(v) ? v.replace(/[\t\r\n]+/g, ' ') : v)).join('\t') + '\n';
+  return {
+    begin: () => line(headerOf(profile)),
+    records: (batch) => {
+      let out = '';
+      for (const r of batch as ChannelRecord[]) {
+        out += line(profile.columns.map((c) => cell(c, r[c]!)));
+      }
+      return out;
+    },
+    end: () => '',
+  };
+}
+
+/** A flat record without its empty values (JSON Lines carries only what a product has). */
+function compact(record: ChannelRecord): Record<string, ChannelValue> {
+  const out: Record<string, ChannelValue> = {};
+  for (const key in record) {
+    const v = record[key]!;
+    if (typeof v === 'string' ? v !== '' : Array.isArray(v) ? v.length > 0 : true) out[key] = v;
+  }
+  return out;
+}
+
+/** JSON Lines: one record a line (flat records without their empty values). */
+function jsonlFormatter(flat: boolean): FeedFormatter {
+  return {
+    begin: () => '',
+    records: (batch) => {
+      let out = '';
+      for (const r of batch) {
+        out += JSON.stringify(flat ? compact(r as ChannelRecord) : r) + '\n';
+      }
+      return out;
+    },
+    end: () => '',
+  };
+}
+
+/** ACP's products envelope (ProductsResponse of openapi.feed.yaml): {"products": [...]}. */
+const acpJson: FeedFormatter = {
+  begin: () => '{"products":[',
+  records: json.records,
+  end: () => '\n]}\n',
 };
 
 const XML_SPECIAL = /[&<>\r]/;
@@ -81,34 +167,73 @@ function clean(value: string): string {
   return dropForbiddenCharacters(value);
 }
 
-// Element names, built once: <g:id>, </g:id>, ...
-const OPEN = FEED_COLUMNS.map((c) => `<g:${c}>`);
-const CLOSE = FEED_COLUMNS.map((c) => `</g:${c}>\n`);
-
 /**
  * RSS 2.0 with the Google namespace, which Merchant Center reads too. Every column is a
- * `g:` element; an empty value is left out.
+ * `g:` element; an empty value is left out, a list is the element repeated, a group its
+ * sub-attributes as `g:` elements inside it.
  */
-const xml: FeedFormatter = {
-  begin: (meta) =>
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    '<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0">\n<channel>\n' +
-    `<title>${escapeXmlText(clean(meta.name))}</title>\n` +
-    `<link>${escapeXmlText(clean(meta.storeUrl))}</link>\n` +
-    `<description>${escapeXmlText(clean(`Products of ${meta.storeName}`))}</description>\n`,
-  records: (batch) => {
-    let out = '';
-    for (const r of batch) {
-      out += '<item>\n';
-      for (let i = 0; i < FEED_COLUMNS.length; i++) {
-        const value = r[FEED_COLUMNS[i]!];
-        if (value !== '') out += OPEN[i] + xmlText(value) + CLOSE[i];
-      }
-      out += '</item>\n';
+function xmlFormatter(columns: readonly string[]): FeedFormatter {
+  // Element names, built once: <g:id>, </g:id>, ...
+  const OPEN = columns.map((c) => `<g:${c}>`);
+  const CLOSE = columns.map((c) => `</g:${c}>\n`);
+  const element = (i: number, value: ChannelValue): string => {
+    if (typeof value === 'string') return value === '' ? '' : OPEN[i] + xmlText(value) + CLOSE[i];
+    if (Array.isArray(value)) {
+      let out = '';
+      for (const v of value as string[]) out += OPEN[i] + xmlText(v) + CLOSE[i];
+      return out;
     }
-    return out;
-  },
-  end: () => '</channel>\n</rss>\n',
-};
+    let inner = '';
+    for (const [k, v] of Object.entries(value)) inner += `<g:${k}>${xmlText(v)}</g:${k}>`;
+    return `${OPEN[i]}${inner}${CLOSE[i]}`;
+  };
+  return {
+    begin: (meta) =>
+      '<?xml version="1.0" encoding="UTF-8"?>\n' +
+      '<rss version="2.0" xmlns:g="http://base.google.com/ns/1.0">\n<channel>\n' +
+      `<title>${escapeXmlText(clean(meta.name))}</title>\n` +
+      `<link>${escapeXmlText(clean(meta.storeUrl))}</link>\n` +
+      `<description>${escapeXmlText(clean(`Products of ${meta.storeName}`))}</description>\n`,
+    records: (batch) => {
+      let out = '';
+      for (const r of batch as ChannelRecord[]) {
+        out += '<item>\n';
+        for (let i = 0; i < columns.length; i++) {
+          const value = r[columns[i]!]!;
+          // The usual value is text: no call for it.
+          if (typeof value === 'string') {
+            if (value !== '') out += OPEN[i] + xmlText(value) + CLOSE[i];
+          } else out += element(i, value);
+        }
+        out += '</item>\n';
+      }
+      return out;
+    },
+    end: () => '</channel>\n</rss>\n',
+  };
+}
 
-export const FEED_FORMATTERS: Record<FeedFormat, FeedFormatter> = { json, csv, xml };
+const xml = xmlFormatter(FEED_COLUMNS);
+
+/** Today's formats of the `agentshelf` profile. */
+export const FEED_FORMATTERS = { json, csv, xml } satisfies Partial<
+  Record<FeedFormat, FeedFormatter>
+>;
+
+/** The formatter of a profile and one of the formats it takes. */
+export function formatterFor(profile: ChannelProfile, format: FeedFormat): FeedFormatter {
+  if (profile.name === 'agentshelf') return FEED_FORMATTERS[format as keyof typeof FEED_FORMATTERS];
+  if (profile.kind === 'grouped') return format === 'json' ? acpJson : jsonlFormatter(false);
+  switch (format) {
+    case 'jsonl':
+      return jsonlFormatter(true);
+    case 'csv':
+      return csvFormatter(profile);
+    case 'tsv':
+      return tsvFormatter(profile);
+    case 'xml':
+      return xmlFormatter(profile.columns);
+    default:
+      throw new Error(`the ${profile.name} profile has no ${format} format`);
+  }
+}

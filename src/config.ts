@@ -43,6 +43,11 @@ const ConfigSchema = z.object({
     .default('USD'),
   DEFAULT_PLAN: z.enum(PLAN_NAMES).default('starter'),
   STORE_NAME: z.string().min(1).default('My Store'),
+  /** The store's country (ISO 3166-1 alpha-2): channel feeds' store_country and target. */
+  STORE_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'a two-letter ISO 3166-1 alpha-2 code such as US')
+    .default('US'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FEEDS_CRON: z
     .string()
@@ -52,6 +57,8 @@ const ConfigSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([
     5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
   ]),
+  /** Seconds before each retry of a failed feed delivery (CONTRACT part 10). */
+  FEED_DELIVERY_RETRY_SCHEDULE: retrySchedule.default([30, 120, 600, 1800, 3600]),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(15),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),

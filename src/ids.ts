@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export type IdPrefix =
-  'prod' | 'feed' | 'int' | 'wh' | 'evt' | 'rpt' | 'key' | 'sync' | 'req' | 'dlv' | 'pub';
+  'prod' | 'feed' | 'int' | 'wh' | 'evt' | 'rpt' | 'key' | 'sync' | 'req' | 'dlv' | 'pub' | 'fdl';
 
 /** Random base62 string of the given length (about 5.95 bits per character). */
 export function randomBase62(length: number): string {

@@ -23,6 +23,8 @@ import { startPipelineScheduler, type PipelineScheduler } from '../pipeline/sche
 import type { Stage } from '../pipeline/stage.js';
 import { openPipelineContext, runPipeline } from '../pipeline/run.js';
 import { SecretBox } from './domain/integrations/secret-box.js';
+import { DeliveryRunner } from './domain/feeds/deliveries.js';
+import { deliveryTransports } from './platforms/index.js';
 import type { IntegrationEnv } from './domain/integrations/runtime.js';
 import { platformSources } from './platforms/index.js';
 import { recoverInterruptedSyncs, SyncRunner } from './domain/integrations/sync.js';
@@ -98,6 +100,8 @@ interface Parts {
   logger: Logger;
   store: Store;
   deps: AppDeps & { webhooks: WebhookWorker; integrations: SyncRunner };
+  /** Sends feed deliveries (sftp, ...) in the background. */
+  deliveries: DeliveryRunner;
   usage?: MonthlyUsage;
   reports: ReportWorker;
   firstAdminKey?: string;
@@ -171,6 +175,7 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     lifecycle: { shuttingDown: false },
     ...(usage ? { limiter: createLimiter(config, store, usage) } : {}),
     integrations,
+    openReader: () => store.openReader(),
   };
   const deps = { ...base, webhooks: new WebhookWorker(base) };
   const reports = new ReportWorker({
@@ -185,7 +190,26 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
       storeName: config.STORE_NAME,
     }),
   });
-  return { config, options, logger, store, deps, reports, ...(usage ? { usage } : {}) };
+  const deliveries = new DeliveryRunner({
+    db: store.db,
+    box: new SecretBox(config),
+    transports: deliveryTransports,
+    logger,
+    now,
+    dataDir: config.DATA_DIR,
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+    retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
+  });
+  return {
+    config,
+    options,
+    logger,
+    store,
+    deps,
+    reports,
+    deliveries,
+    ...(usage ? { usage } : {}),
+  };
 }
 
 /**
@@ -227,6 +251,10 @@ function services(parts: Parts): Service[] {
       service('webhook deliveries', {
         start: () => parts.deps.webhooks.start(),
         stop: () => parts.deps.webhooks.stop(parts.config.SHUTDOWN_TIMEOUT_MS),
+      }),
+      service('feed deliveries', {
+        start: () => parts.deliveries.start(),
+        stop: () => parts.deliveries.stop(),
       }),
       // Pending reports (also those a killed process left) are generated in the background.
       service('reports', { start: () => parts.reports.start(), stop: () => parts.reports.stop() }),

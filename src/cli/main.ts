@@ -7,6 +7,7 @@ import { storeOpenFailure } from '../db/store.js';
 import { UsageError } from './args.js';
 import { analyticsHelp, runAnalytics } from './analytics.js';
 import { buildHelp, runBuild } from './build.js';
+import { feedsHelp, runFeeds } from './feeds.js';
 import { integrationsHelp, runIntegrations } from './integrations.js';
 import { keysHelp, runKeys } from './keys.js';
 import { migrateHelp, runMigrate } from './migrate.js';
@@ -32,6 +33,7 @@ const VERBS: Record<CommandName, Verb> = {
   seed: { help: seedHelp, run: runSeed },
   openapi: { help: openapiHelp, run: runOpenapi },
   analytics: { help: analyticsHelp, run: runAnalytics },
+  feeds: { help: feedsHelp, run: runFeeds },
   integrations: { help: integrationsHelp, run: runIntegrations },
   store: { help: storeHelp, run: runStore },
 };

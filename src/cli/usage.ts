@@ -14,6 +14,7 @@ export const COMMAND_SUMMARIES = {
   seed: 'write the demo catalogue or N synthetic products',
   openapi: 'print the OpenAPI document',
   analytics: 'import CDN access logs; list who counts as an AI agent',
+  feeds: "preview a feed's next generation through its channel profile",
   integrations: 'list and sync integrations, rotate the credentials key',
   store: 'copy the store to PostgreSQL or SQLite (store copy --to URL)',
 } as const;

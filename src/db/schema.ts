@@ -196,7 +196,8 @@ export interface WebhookAttemptTable {
   response_body: string | null;
 }
 
-export type FeedFormat = 'json' | 'csv' | 'xml';
+export type FeedFormat = 'json' | 'jsonl' | 'csv' | 'tsv' | 'xml';
+export type FeedProfile = 'agentshelf' | 'openai' | 'google' | 'acp' | 'stripe';
 export type FeedStatus = 'active' | 'inactive' | 'processing';
 
 export interface FeedTable {
@@ -204,6 +205,16 @@ export interface FeedTable {
   name: string;
   format: FeedFormat;
   status: FeedStatus;
+  /** The record shape and validation (CONTRACT part 10); `agentshelf` is today's columns. */
+  profile: ColumnType<FeedProfile, FeedProfile | undefined, FeedProfile>;
+  /** `gzip`: the published file is the gzipped one; null: as written. */
+  compression: 'gzip' | null;
+  /** JSON: the channel settings (target_countries, store_country, seller_name); null: none. */
+  settings: string | null;
+  /** JSON: where the file goes (domain/feeds/delivery-schemas.ts); null: hosted. */
+  delivery: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The delivery's credentials, encrypted (integrations' SecretBox); null: none. */
+  credentials: ColumnType<string | null, string | null | undefined, string | null>;
   /** filters.category: the category and everything below it. */
   filter_category: string | null;
   /** filters.status; null means active products only. */
@@ -231,6 +242,35 @@ export interface FeedTable {
   created_at: Timestamp;
   /** When the definition last changed (pipeline runs do not touch it). */
   updated_at: Timestamp;
+}
+
+export type FeedDeliveryStatus =
+  'pending' | 'delivering' | 'delivered' | 'skipped' | 'held' | 'failed';
+
+export interface FeedDeliveryTable {
+  id: string;
+  feed_id: string;
+  /** The delivery type it went by (sftp, ...). */
+  type: string;
+  status: FeedDeliveryStatus;
+  /** Products in the file. */
+  products: number;
+  bytes: number;
+  /** Hex SHA-256 of the feed's content. */
+  sha256: string;
+  /** DATA_DIR/deliveries/<file>: the file to send, a hard link kept until the row ends. */
+  file: string | null;
+  /** Why it was skipped or held. */
+  reason: string | null;
+  attempts: number;
+  /** When a failed attempt is tried again; null: not to be tried. */
+  next_attempt_at: Timestamp | null;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  error: string | null;
+  /** JSON: what the remote answered. */
+  remote: string | null;
+  created_at: Timestamp;
 }
 
 export interface FeedProductTable {
@@ -353,6 +393,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptTable;
   feeds: FeedTable;
   feed_products: FeedProductTable;
+  feed_deliveries: FeedDeliveryTable;
   pipeline_runs: PipelineRunTable;
   publications: PublicationTable;
   pipeline_lock: PipelineLockTable;
@@ -392,6 +433,8 @@ export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
 export type FeedRow = Selectable<FeedTable>;
 export type NewFeedRow = Insertable<FeedTable>;
 export type FeedRowUpdate = Updateable<FeedTable>;
+export type FeedDeliveryRow = Selectable<FeedDeliveryTable>;
+export type FeedDeliveryRowUpdate = Updateable<FeedDeliveryTable>;
 export type PipelineRunRow = Selectable<PipelineRunTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type ReportRowUpdate = Updateable<ReportTable>;

@@ -35,6 +35,8 @@ export interface RouteDeps {
   accessLog?: RequestLog;
   /** The integrations' syncs `startServer` runs (and the settings and keys they use). */
   integrations?: SyncRunner;
+  /** A second, read-only connection the caller destroys (for reads that stream the catalogue). */
+  openReader?: () => Db;
 }
 
 /** What the API's middleware uses besides: admission and the per-key limits. */

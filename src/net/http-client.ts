@@ -21,7 +21,7 @@ export interface StreamBody {
 }
 
 export interface HttpRequest {
-  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE';
+  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE' | 'PATCH';
   url: string;
   headers?: Record<string, string>;
   body?: string | Buffer | StreamBody;

@@ -163,12 +163,20 @@ export function parseTargetUrl(value: string): URL {
  */
 export async function checkTarget(value: string, options: GuardOptions): Promise<URL> {
   const url = parseTargetUrl(value);
-  if (options.allowPrivate) return url;
-  const host = hostOf(url);
+  await checkHost(hostOf(url), options);
+  return url;
+}
+
+/**
+ * Checks a host (a name or an IP literal) as checkTarget checks a URL's: every address it
+ * resolves to. For targets that are not URLs (an SFTP server).
+ */
+export async function checkHost(host: string, options: GuardOptions): Promise<void> {
+  if (options.allowPrivate) return;
   if (net.isIP(host)) {
     const refused = refuseAddress(host);
     if (refused) throw refused;
-    return url;
+    return;
   }
   let addresses: dns.LookupAddress[];
   try {
@@ -181,7 +189,6 @@ export async function checkTarget(value: string, options: GuardOptions): Promise
     const refused = refuseAddress(address, host);
     if (refused) throw refused;
   }
-  return url;
 }
 
 type LookupCallback = (

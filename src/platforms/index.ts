@@ -1,3 +1,6 @@
+import type { DeliveryTransport } from '../domain/feeds/deliveries.js';
+import { sendBySftp } from './sftp.js';
+import { sendToAcpFeedApi } from './acp-feed-api.js';
 import { feedSource } from './feed.js';
 import { shopifySource } from './shopify.js';
 import { woocommerceSource } from './woocommerce.js';
@@ -8,4 +11,10 @@ export const platformSources: SourceRegistry = {
   feed: feedSource,
   shopify: shopifySource,
   woocommerce: woocommerceSource,
+};
+
+/** The push deliveries of feeds, by delivery type (domain/feeds/deliveries.ts). */
+export const deliveryTransports: Readonly<Record<string, DeliveryTransport>> = {
+  sftp: sendBySftp,
+  acp_feed_api: sendToAcpFeedApi,
 };

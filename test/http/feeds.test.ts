@@ -59,11 +59,13 @@ t.test('a feed is created in processing, then a run publishes it as active', asy
   t.match(got.body.last_updated, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   const list = await s.request('GET', '/v1/feeds');
   t.same(Object.keys(list.body.feeds[0]).sort(), [
+    'compression',
     'format',
     'id',
     'last_updated',
     'name',
     'product_count',
+    'profile',
     'status',
     'url',
   ]);
@@ -77,10 +79,17 @@ t.test('bad feed definitions are refused with 422 naming the field', async (t) =
     [{ format: 'json' }, 422, 'missing_parameter', 'name: is required'],
     [{ name: 'x' }, 422, 'missing_parameter', 'format: is required'],
     [
+      { name: 'x', format: 'yaml' },
+      422,
+      'invalid_parameter',
+      'format: must be one of json, jsonl, csv, tsv, xml',
+    ],
+    // A format of another profile: the agentshelf profile (the default) takes today's three.
+    [
       { name: 'x', format: 'tsv' },
       422,
       'invalid_parameter',
-      'format: must be one of json, csv, xml',
+      'format: agentshelf takes json, csv, xml',
     ],
     [
       { name: 'x', format: 'csv', colour: 1 },

@@ -1,7 +1,10 @@
+import { sql } from 'kysely';
+import { dialectOf } from '../dialect.js';
 import type { Db } from '../store.js';
 import type { Executor } from '../transaction.js';
 import type {
   FeedFormat,
+  FeedProfile,
   FeedRow,
   FeedRowUpdate,
   FeedStatus,
@@ -20,6 +23,7 @@ export interface FeedSelection {
 
 export interface FeedListFilter {
   format?: FeedFormat | undefined;
+  profile?: FeedProfile | undefined;
   status?: FeedStatus | undefined;
 }
 
@@ -30,6 +34,7 @@ export async function findFeedById(db: Executor, id: string): Promise<FeedRow | 
 function filteredFeeds(db: Executor, filter: FeedListFilter) {
   let q = db.selectFrom('feeds');
   if (filter.format) q = q.where('format', '=', filter.format);
+  if (filter.profile) q = q.where('profile', '=', filter.profile);
   if (filter.status) q = q.where('status', '=', filter.status);
   return q;
 }
@@ -174,6 +179,28 @@ export async function listFeedProductPage(
     );
   }
   return q.limit(limit).execute();
+}
+
+/** A feed's product row with its variant-group key (attributes.item_group_id, else its id). */
+export type FeedGroupRow = FeedSourceRow & { group_key: string };
+
+/**
+ * Streams a feed's products in variant-group order (group key, then id), so the variants of
+ * one grouped record arrive together: one query and one sort (keyset pages would sort the
+ * selection once a page). Run it on a connection no other query waits for (the reader).
+ */
+export function streamFeedProductsByGroup(
+  db: Db,
+  feed: FeedSelection,
+  chunk: number,
+): AsyncIterableIterator<FeedGroupRow> {
+  const groupKey = sql<string>`coalesce(${dialectOf(db).jsonMember('attributes', 'item_group_id')}, id)`;
+  return selectedProducts(db, feed)
+    .select(CATALOGUE_COLUMNS)
+    .select(groupKey.as('group_key'))
+    .orderBy(groupKey)
+    .orderBy('id')
+    .stream(chunk);
 }
 
 export async function countFeedProducts(db: Executor, feed: FeedSelection): Promise<number> {

@@ -27,6 +27,10 @@ import type {
   FeedUpdateInput,
 } from './schemas.js';
 import { presentPagination } from '../pagination.js';
+import { checkChannelDefinition, parseFeedSettings } from './channels/index.js';
+import { deliveryColumns } from './delivery-definition.js';
+import { parseDelivery } from './delivery-schemas.js';
+import type { SecretBox } from '../integrations/secret-box.js';
 
 /** Products per second assumed until the pipeline has measured itself on a large feed. */
 export const DEFAULT_FEED_RATE = 40_000;
@@ -40,6 +44,10 @@ export interface FeedOptions {
   baseUrl: string;
   /** How long before the pipeline picks a change up (the debounce delay). */
   startDelayMs: number;
+  /** Encrypts delivery credentials (absent: a delivery with credentials is refused). */
+  box?: SecretBox;
+  /** ALLOW_PRIVATE_TARGETS: the outbound guard's setting for delivery targets. */
+  allowPrivate?: boolean;
 }
 
 function exportUrl(baseUrl: string, id: string): string {
@@ -51,7 +59,9 @@ export function presentFeedEntry(row: FeedRow, baseUrl: string): FeedListEntry {
   return {
     id: row.id,
     name: row.name,
+    profile: row.profile,
     format: row.format,
+    compression: row.compression,
     status: row.status,
     url: exportUrl(baseUrl, row.id),
     last_updated: row.last_updated,
@@ -63,7 +73,9 @@ export function presentFeedEntry(row: FeedRow, baseUrl: string): FeedListEntry {
 export async function presentFeed(db: Executor, row: FeedRow, baseUrl: string): Promise<Feed> {
   const diagnostics = row.diagnostics
     ? {
-        ...(JSON.parse(row.diagnostics) as Omit<FeedDiagnostics, 'url'>),
+        // Runs before channels recorded no `excluded`: nothing was.
+        excluded: 0,
+        ...(JSON.parse(row.diagnostics) as Omit<FeedDiagnostics, 'url' | 'excluded'>),
         url: `${baseUrl}/v1/feeds/${row.id}/diagnostics`,
       }
     : null;
@@ -74,6 +86,9 @@ export async function presentFeed(db: Executor, row: FeedRow, baseUrl: string): 
       ...(row.filter_category !== null ? { category: row.filter_category } : {}),
       ...(row.filter_status !== null ? { status: row.filter_status } : {}),
     },
+    settings: parseFeedSettings(row.settings),
+    delivery: parseDelivery(row.delivery),
+    credentials_set: row.credentials !== null,
     estimated_completion: row.status === 'processing' ? row.estimated_completion : null,
     generated_at: row.generated_at,
     last_error:
@@ -142,11 +157,23 @@ export async function createFeed(
   now: Date = new Date(),
 ): Promise<Feed> {
   const ids = input.products ? [...new Set(input.products)] : undefined;
+  checkChannelDefinition({
+    profile: input.profile ?? 'agentshelf',
+    format: input.format,
+    compression: input.compression ?? null,
+  });
   const stamp = now.toISOString();
   const row: FeedRow = {
     id: newId('feed'),
     name: input.name,
+    profile: input.profile ?? 'agentshelf',
     format: input.format,
+    compression: input.compression ?? null,
+    settings: input.settings ? JSON.stringify(input.settings) : null,
+    ...(await deliveryColumns(input.delivery, input.credentials, {
+      ...options,
+      channel: { profile: input.profile ?? 'agentshelf', format: input.format },
+    })),
     status: 'processing',
     filter_category: input.filters?.category ?? null,
     filter_status: input.filters?.status ?? null,
@@ -195,6 +222,26 @@ export async function updateFeed(
     const patch: FeedRowUpdate = {};
     if (input.name !== undefined && input.name !== before.name) patch.name = input.name;
     if (input.format !== undefined && input.format !== before.format) patch.format = input.format;
+    channelPatch(before, input, patch);
+    if (input.delivery !== undefined || input.credentials !== undefined) {
+      const current = parseDelivery(before.delivery);
+      const delivery =
+        input.delivery === undefined ? current : (input.delivery ?? { type: 'hosted' as const });
+      const credentials =
+        input.credentials === undefined && before.credentials !== null && options.box
+          ? JSON.parse(options.box.decrypt(before.credentials))
+          : (input.credentials ?? undefined);
+      const columns = await deliveryColumns(delivery, credentials, {
+        ...options,
+        channel: {
+          profile: patch.profile ?? before.profile,
+          format: patch.format ?? before.format,
+        },
+      });
+      if (columns.delivery !== before.delivery) patch.delivery = columns.delivery;
+      if (input.credentials !== undefined || columns.delivery === null)
+        patch.credentials = columns.credentials;
+    }
     if (input.filters !== undefined) {
       const category = input.filters?.category ?? null;
       const status = input.filters?.status ?? null;
@@ -239,6 +286,31 @@ export async function updateFeed(
     await recordEvent(trx, 'feed.updated', feed, now);
     announceChange(trx, 'feedsChanged');
     return feed;
+  });
+}
+
+/**
+ * The channel part of an update: profile, compression and settings, checked together with
+ * the format the feed will have (a profile change may need a format the new profile takes).
+ */
+function channelPatch(before: FeedRow, input: FeedUpdateInput, patch: FeedRowUpdate): void {
+  if (input.profile !== undefined && input.profile !== before.profile) {
+    patch.profile = input.profile;
+  }
+  if (input.compression !== undefined && (input.compression ?? null) !== before.compression) {
+    patch.compression = input.compression ?? null;
+  }
+  if (input.settings !== undefined) {
+    const settings =
+      input.settings && Object.keys(input.settings).length > 0
+        ? JSON.stringify(input.settings)
+        : null;
+    if (settings !== before.settings) patch.settings = settings;
+  }
+  checkChannelDefinition({
+    profile: patch.profile ?? before.profile,
+    format: patch.format ?? before.format,
+    compression: patch.compression === undefined ? before.compression : patch.compression,
   });
 }
 

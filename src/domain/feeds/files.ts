@@ -22,6 +22,8 @@ export function feedDiagnosticsPath(dataDir: string, feedId: string): string {
 
 export const FEED_CONTENT_TYPES: Record<FeedFormat, string> = {
   json: 'application/json; charset=utf-8',
+  jsonl: 'application/jsonl; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
+  tsv: 'text/tab-separated-values; charset=utf-8',
   xml: 'application/xml; charset=utf-8',
 };

@@ -67,6 +67,15 @@ export const Attributes = z
     material: text(200, { min: 1 }).optional(),
     gender: z.enum(['male', 'female', 'unisex']).optional(),
     age_group: z.enum(['newborn', 'infant', 'toddler', 'kids', 'adult']).optional(),
+    // Google's agentic checkout attributes (docs/feeds.md#channels, the google profile).
+    native_commerce: z.boolean().optional(),
+    merchant_item_id: text(100, { min: 1 }).optional(),
+    consumer_notice: z
+      .strictObject({
+        type: z.enum(['legal_disclaimer', 'safety_warning', 'prop_65']),
+        message: text(1000, { min: 1 }),
+      })
+      .optional(),
   })
   .catchall(JsonValue);
 

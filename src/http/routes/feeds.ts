@@ -1,7 +1,12 @@
 import type Koa from 'koa';
 import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
-import { Feed, FeedCreate, FeedList, FeedUpdate } from '../../domain/feeds/schemas.js';
+import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domain/feeds/schemas.js';
+import { previewFeed } from '../../domain/feeds/preview.js';
+import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
+import { FeedDeliveryList, FeedDeliveryRecord } from '../../domain/feeds/delivery-schemas.js';
+import { SecretBox } from '../../domain/integrations/secret-box.js';
+import { FeedDeliveryListQuery } from '../schemas/feeds.js';
 import {
   createFeed,
   deleteFeed,
@@ -62,8 +67,18 @@ function recordExport(ctx: Koa.Context, deps: RouteDeps): void {
 }
 
 function feedOptions(deps: RouteDeps) {
-  return { baseUrl: deps.config.BASE_URL, startDelayMs: deps.config.FEEDS_DEBOUNCE_MS };
+  return {
+    baseUrl: deps.config.BASE_URL,
+    startDelayMs: deps.config.FEEDS_DEBOUNCE_MS,
+    box: new SecretBox(deps.config),
+    allowPrivate: deps.config.ALLOW_PRIVATE_TARGETS,
+  };
 }
+
+const DeliveryParams = z.object({
+  id: z.string().min(1).max(200),
+  did: z.string().min(1).max(200),
+});
 
 export const feedRoutes = [
   defineRoute({
@@ -155,12 +170,75 @@ export const feedRoutes = [
     },
     handler: async ({ params, ctx }, deps) => {
       recordExport(ctx, deps);
-      return serveFeedFile(ctx, deps, params.id, (feed) => ({
-        path: feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format),
-        contentType: FEED_CONTENT_TYPES[feed.published_format],
-        disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
-      }));
+      return serveFeedFile(ctx, deps, params.id, (feed) => {
+        const path = feedFilePath(deps.config.DATA_DIR, feed.id, feed.published_format);
+        // A gzipped feed is its .gz file itself, as the platform fetches it.
+        return feed.compression === 'gzip'
+          ? {
+              path: `${path}.gz`,
+              contentType: 'application/gzip',
+              disposition: attachmentDisposition(feed.name, `${feed.published_format}.gz`, feed.id),
+              gzip: false,
+            }
+          : {
+              path,
+              contentType: FEED_CONTENT_TYPES[feed.published_format],
+              disposition: attachmentDisposition(feed.name, feed.published_format, feed.id),
+            };
+      });
     },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/deliveries',
+    operationId: 'listFeedDeliveries',
+    summary:
+      "A feed's deliveries, newest first: status (pending, delivering, delivered, skipped, held, failed), products, bytes, sha256, attempts, and what the remote answered",
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    query: FeedDeliveryListQuery,
+    responses: {
+      200: { description: 'A page of deliveries', schema: FeedDeliveryList },
+      ...ErrorResponses,
+    },
+    handler: async ({ params, query }, { db }) => ({
+      body: await listDeliveries(db, params.id, query),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/feeds/:id/deliveries/:did/release',
+    operationId: 'releaseFeedDelivery',
+    summary: 'Release a held delivery: it is sent as it is (409 when it is not held)',
+    tag: 'Feeds',
+    permission: 'write',
+    params: DeliveryParams,
+    responses: {
+      200: { description: 'The delivery, pending', schema: FeedDeliveryRecord },
+      ...ErrorResponses,
+    },
+    handler: async ({ params }, deps) => ({
+      body: await releaseDelivery(deps.db, params.id, params.did),
+    }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/feeds/:id/preview',
+    operationId: 'previewFeed',
+    summary:
+      "What the feed's next generation would contain, through its profile's mapping and validation, writing and sending nothing: products included, excluded by reason (up to 20 ids each), issues by field and problem",
+    tag: 'Feeds',
+    permission: 'read',
+    params: IdParams,
+    responses: { 200: { description: 'The preview', schema: FeedPreview }, ...ErrorResponses },
+    handler: async ({ params }, deps) => ({
+      body: await previewFeed(deps.db, deps.openReader, params.id, {
+        storeName: deps.config.STORE_NAME,
+        storeUrl: deps.config.FEEDS_URL,
+        storeCountry: deps.config.STORE_COUNTRY,
+      }),
+    }),
   }),
   defineRoute({
     method: 'get',

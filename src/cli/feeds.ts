@@ -1,0 +1,146 @@
+import { loadConfig } from '../config.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { openStore } from '../db/store.js';
+import { previewFeed } from '../domain/feeds/preview.js';
+import { DeliveryRunner, planDelivery, presentDelivery } from '../domain/feeds/deliveries.js';
+import { feedFilePath } from '../domain/feeds/files.js';
+import { SecretBox } from '../domain/integrations/secret-box.js';
+import { findFeedById } from '../db/queries/feeds.js';
+import { deliveryTransports } from '../platforms/index.js';
+import { createLogger } from '../logger.js';
+import type { Config } from '../config.js';
+import type { Store } from '../db/store.js';
+import { createProgress } from './progress.js';
+import type { FeedPreview } from '../domain/feeds/schemas.js';
+import { AppError, notFound } from '../errors.js';
+import { parseVerbArgs, UsageError } from './args.js';
+
+export const feedsHelp = `Usage: agentshelf feeds <preview|deliver> ID [options]
+
+Feeds in the shapes agents' platforms ingest (profiles agentshelf, openai, google, acp, stripe;
+see docs/feeds.md#channels). Create and change feeds with the API (POST /v1/feeds); these
+commands work on the store directly.
+
+  feeds preview ID [--json]
+      What the feed's next generation would contain, through its profile's real mapping and
+      validation, writing and sending nothing: products selected, included and excluded,
+      each exclusion reason with its count and up to 20 product ids, the issues of the
+      included products, and every issue by field and problem. The same answer as
+      GET /v1/feeds/ID/preview. Exits 0, or 1 when the feed does not exist.
+  feeds deliver ID [--force] [--json]
+      Sends the feed's published file to its delivery (sftp) now and waits (a progress line
+      on a terminal), recording a delivery as a generation does: content identical to the
+      last delivered is skipped, a product count more than max_drop below it is held;
+      --force sends regardless. Exits 0 when delivered or skipped, 4 when held, 1 when it
+      failed (the delivery worker of serve retries it) or the feed has no push delivery.`;
+
+function printPreview(p: FeedPreview): void {
+  console.log(
+    `${p.feed_id} (${p.profile}, ${p.format}): ${p.products} products, ${p.included} included, ${p.excluded} excluded, ${p.records} records`,
+  );
+  const list = (title: string, reasons: FeedPreview['excluded_by_reason']) => {
+    if (reasons.length === 0) return;
+    console.log(`${title}:`);
+    for (const r of reasons) {
+      const more = r.count > r.product_ids.length ? ', ...' : '';
+      console.log(`  ${r.code}\t${r.count}\t${r.message}\t${r.product_ids.join(', ')}${more}`);
+    }
+  };
+  list('excluded', p.excluded_by_reason);
+  list('published with', p.warnings);
+}
+
+/** `feeds deliver`: plans a delivery of the published file, then sends it here. */
+async function deliverNow(
+  store: Store,
+  config: Config,
+  id: string,
+  flags: { force?: boolean | undefined; json?: boolean | undefined },
+): Promise<number> {
+  const feed = await findFeedById(store.db, id);
+  if (!feed) throw notFound('feed', id);
+  if (feed.delivery === null)
+    throw new AppError('conflict', `Feed '${id}' is hosted: nothing to push.`);
+  if (feed.published_format === null || feed.sha256 === null) {
+    throw new AppError(
+      'conflict',
+      `Feed '${id}' has not been generated yet: run agentshelf build first.`,
+    );
+  }
+  const file = feedFilePath(config.DATA_DIR, feed.id, feed.published_format);
+  const row = await planDelivery(
+    store.db,
+    feed,
+    {
+      path: feed.compression === 'gzip' ? `${file}.gz` : file,
+      sha256: feed.sha256,
+      products: feed.product_count,
+    },
+    config.DATA_DIR,
+    new Date(),
+    { claim: true, ...(flags.force ? { force: true } : {}) },
+  );
+  let record = presentDelivery(row!);
+  if (row!.status === 'delivering') {
+    const runner = new DeliveryRunner({
+      db: store.db,
+      box: new SecretBox(config),
+      transports: deliveryTransports,
+      logger: createLogger(config.LOG_LEVEL, { toStderr: true }),
+      now: () => new Date(),
+      dataDir: config.DATA_DIR,
+      allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+      retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
+    });
+    const progress =
+      process.stderr.isTTY && !flags.json ? createProgress(process.stderr, 'bytes') : undefined;
+    record =
+      (await runner.deliver(row!, (sent, total) =>
+        progress?.update({ stage: 'deliver', done: sent, total }),
+      )) ?? record;
+    progress?.clear();
+  }
+  if (flags.json) console.log(JSON.stringify(record));
+  else {
+    console.log(
+      `${record.id} ${record.status}: ${record.products} products, ${record.bytes} bytes${record.reason ? ` (${record.reason})` : ''}`,
+    );
+    if (record.error) console.log(`  error: ${record.error}`);
+  }
+  return record.status === 'held' ? 4 : record.status === 'failed' ? 1 : 0;
+}
+
+export async function runFeeds(argv: string[]): Promise<number> {
+  const { values, positionals } = parseVerbArgs(argv, { force: { type: 'boolean' } });
+  const [sub, id] = positionals;
+  if (values.help || !sub) {
+    console.log(feedsHelp);
+    return values.help ? 0 : 2;
+  }
+  if (sub !== 'preview' && sub !== 'deliver') {
+    throw new UsageError(`unknown feeds command '${sub}'; use preview or deliver`);
+  }
+  if (!id) throw new UsageError(`feeds ${sub} needs the feed id (feed_...)`);
+  const config = loadConfig();
+  const store = openStore(config);
+  try {
+    await migrateToLatest(store.db);
+    if (sub === 'deliver') return await deliverNow(store, config, id, values);
+    const preview = await previewFeed(store.db, () => store.openReader(), id, {
+      storeName: config.STORE_NAME,
+      storeUrl: config.FEEDS_URL,
+      storeCountry: config.STORE_COUNTRY,
+    });
+    if (values.json) console.log(JSON.stringify(preview));
+    else printPreview(preview);
+    return 0;
+  } catch (err) {
+    if (err instanceof AppError) {
+      console.error(`error: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Reading a feed's products and mapping them through its profile: the one path both a
+ * generation (pipeline/feeds-stage.ts, which also formats and writes) and the preview (which
+ * only counts) take, so the preview tells what the next generation will publish.
+ */
+import {
+  listFeedProductPage,
+  streamFeedProductsByGroup,
+  type FeedGroupRow,
+  type FeedSelection,
+  type FeedSourceRow,
+} from '../../../db/queries/feeds.js';
+import type { Db } from '../../../db/store.js';
+import type { Executor } from '../../../db/transaction.js';
+import { readCatalogueProduct } from '../../catalogue/product.js';
+import { toFeedItem } from '../record.js';
+import type { ChannelIssue, ChannelProfile, ChannelSettings } from './profile.js';
+import type { IssueTally } from './tally.js';
+
+/** Products read at once: one query per page, a page in memory. */
+export const FEED_PAGE = 1000;
+
+/**
+ * Calls `onPage` with the feed's products a page at a time: in creation order for a flat
+ * profile (keyset pages in one read transaction: a consistent snapshot), in variant-group
+ * order for a grouped one (one streamed query on the reader).
+ */
+export async function readFeedPages(
+  reader: Db,
+  feed: FeedSelection,
+  profile: ChannelProfile,
+  onPage: (rows: FeedSourceRow[]) => Promise<void> | void,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (profile.kind === 'grouped') {
+    let page: FeedGroupRow[] = [];
+    for await (const row of streamFeedProductsByGroup(reader, feed, FEED_PAGE)) {
+      page.push(row);
+      if (page.length === FEED_PAGE) {
+        signal?.throwIfAborted();
+        await onPage(page);
+        page = [];
+      }
+    }
+    if (page.length > 0) await onPage(page);
+    return;
+  }
+  await reader.transaction().execute(async (trx: Executor) => {
+    let after: FeedSourceRow | undefined;
+    for (;;) {
+      signal?.throwIfAborted();
+      const rows = await listFeedProductPage(trx, feed, after, FEED_PAGE);
+      if (rows.length > 0) await onPage(rows);
+      if (rows.length < FEED_PAGE) break;
+      after = rows[rows.length - 1];
+    }
+  });
+}
+
+function issueLine(id: string, issues: readonly ChannelIssue[], excluded: boolean): string {
+  return `${JSON.stringify(excluded ? { id, excluded: true, issues } : { id, issues })}\n`;
+}
+
+/**
+ * Maps pages of product rows to the profile's records, counting every product's issues in
+ * the tally and leaving out what the profile excludes. A grouped profile's record is given
+ * out when its last variant has been read (the next group starts, or `finish()`); a group
+ * whose every variant was excluded gives none.
+ */
+export class ChannelMapper {
+  /** The diagnostics lines (NDJSON) of the products mapped since the last take. */
+  private lines = '';
+  private groupKey: string | undefined;
+  private variants: unknown[] = [];
+
+  constructor(
+    private readonly profile: ChannelProfile,
+    private readonly settings: ChannelSettings,
+    private readonly tally: IssueTally,
+    private readonly keepLines = true,
+  ) {}
+
+  /** The records the rows complete, in order. */
+  map(rows: readonly FeedSourceRow[]): object[] {
+    const p = this.profile;
+    const records: object[] = [];
+    if (p.kind === 'grouped') {
+      for (const row of rows as readonly FeedGroupRow[]) {
+        const key = String(row.group_key);
+        if (key !== this.groupKey) this.closeGroup(records, key);
+        const { id, variant, issues } = p.mapVariant(
+          readCatalogueProduct(row, this.settings),
+          this.settings,
+        );
+        if (this.count(id, issues)) this.variants.push(variant);
+      }
+      return records;
+    }
+    const tuned = p.name === 'agentshelf';
+    for (const row of rows) {
+      // agentshelf keeps its tuned path (it skips the cleaning of rows that need none).
+      const item = tuned
+        ? toFeedItem(row, this.settings)
+        : p.map(readCatalogueProduct(row, this.settings), this.settings);
+      if (this.count(row.id, item.issues)) records.push(item.record);
+    }
+    return records;
+  }
+
+  /** The last group's record, if it has a variant. */
+  finish(): object[] {
+    const records: object[] = [];
+    this.closeGroup(records, undefined);
+    return records;
+  }
+
+  /** The diagnostics lines since the last call. */
+  takeLines(): string {
+    const lines = this.lines;
+    this.lines = '';
+    return lines;
+  }
+
+  private count(id: string, issues: readonly ChannelIssue[]): boolean {
+    const written = this.tally.add(id, issues);
+    if (this.keepLines && issues.length > 0) this.lines += issueLine(id, issues, !written);
+    return written;
+  }
+
+  private closeGroup(records: object[], next: string | undefined): void {
+    const p = this.profile;
+    if (p.kind === 'grouped' && this.groupKey !== undefined && this.variants.length > 0) {
+      records.push(p.group(this.groupKey, this.variants) as object);
+    }
+    this.groupKey = next;
+    this.variants = [];
+  }
+}

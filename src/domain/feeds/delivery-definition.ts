@@ -1,0 +1,77 @@
+/**
+ * A feed's delivery as it enters through the API: checked (credentials a push delivery needs,
+ * the target through the outbound-address guard) and turned into the stored columns
+ * (credentials encrypted as integrations' are). Refusals name the field (422).
+ */
+import { AppError, invalidField } from '../../errors.js';
+import { checkHost, checkTarget, TargetRefusedError } from '../../net/target-guard.js';
+import type { SecretBox } from '../integrations/secret-box.js';
+import type { FeedCredentialsInput, StoredDelivery } from './delivery-schemas.js';
+
+export interface DeliveryOptions {
+  box?: SecretBox;
+  allowPrivate?: boolean;
+  /** The feed's profile and format, which a delivery type may require. */
+  channel?: { profile: string; format: string };
+}
+
+/** Refuses a target the outbound guard refuses (422 naming delivery.host or delivery.url). */
+export async function checkTargetOf(delivery: StoredDelivery, allowPrivate: boolean) {
+  if (delivery.type === 'hosted') return;
+  const field = delivery.type === 'sftp' ? 'delivery.host' : 'delivery.url';
+  try {
+    if (delivery.type === 'sftp') await checkHost(delivery.host, { allowPrivate });
+    else await checkTarget(delivery.url, { allowPrivate });
+  } catch (err) {
+    if (err instanceof TargetRefusedError) throw invalidField(field, `is refused: ${err.reason}`);
+    throw err;
+  }
+}
+
+/** The credentials a delivery type needs (422 naming credentials, or delivery.type). */
+function checkCredentials(
+  delivery: Exclude<StoredDelivery, { type: 'hosted' }>,
+  credentials: FeedCredentialsInput | undefined,
+  channel: DeliveryOptions['channel'],
+): void {
+  if (delivery.type === 'acp_feed_api') {
+    if (channel && (channel.profile !== 'acp' || channel.format !== 'jsonl')) {
+      throw invalidField(
+        'delivery.type',
+        'acp_feed_api takes an acp feed in jsonl (the Feed API upserts ACP Products)',
+      );
+    }
+    if (!credentials?.token) {
+      throw new AppError('missing_field', 'An acp_feed_api delivery needs credentials: token.', {
+        field: 'credentials',
+        reason: 'token is required',
+      });
+    }
+    return;
+  }
+  if (!credentials?.password && !credentials?.private_key) {
+    throw new AppError(
+      'missing_field',
+      `An ${delivery.type} delivery needs credentials: password or private_key.`,
+      { field: 'credentials', reason: 'password or private_key is required' },
+    );
+  }
+}
+
+/** The stored `delivery` and `credentials` of a definition (null, null: hosted). */
+export async function deliveryColumns(
+  delivery: StoredDelivery | undefined,
+  credentials: FeedCredentialsInput | undefined,
+  options: DeliveryOptions,
+): Promise<{ delivery: string | null; credentials: string | null }> {
+  if (delivery === undefined || delivery.type === 'hosted') {
+    return { delivery: null, credentials: null };
+  }
+  checkCredentials(delivery, credentials, options.channel);
+  await checkTargetOf(delivery, options.allowPrivate ?? false);
+  if (!options.box) throw new Error('deliveryColumns: no SecretBox to encrypt credentials with');
+  return {
+    delivery: JSON.stringify(delivery),
+    credentials: options.box.encrypt(JSON.stringify(credentials)),
+  };
+}
