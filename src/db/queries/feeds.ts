@@ -1,3 +1,4 @@
+import { dialectOf } from '../dialect.js';
 import type { Db } from '../store.js';
 import type { Executor } from '../transaction.js';
 import type {
@@ -23,8 +24,17 @@ export interface FeedListFilter {
   status?: FeedStatus | undefined;
 }
 
-export async function findFeedById(db: Executor, id: string): Promise<FeedRow | undefined> {
-  return db.selectFrom('feeds').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
+export async function findFeedById(
+  db: Executor,
+  id: string,
+  lock = false,
+): Promise<FeedRow | undefined> {
+  const query = db.selectFrom('feeds').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 function filteredFeeds(db: Executor, filter: FeedListFilter) {
