@@ -314,5 +314,9 @@ t.test(
     for (const [i, ids] of byEndpoint().entries()) {
       t.same(ids, order, `endpoint ${i}: every event once, in event order`);
     }
+    // Stopped here, not in the teardown: a pipeline run may still be writing the published
+    // tree, which the test directory's removal (an earlier teardown) would race.
+    for (const s of servers) s.child.kill('SIGKILL');
+    await Promise.all(servers.map((s) => s.exited));
   },
 );
