@@ -1,4 +1,5 @@
 import { apiBenchmark } from './api.js';
+import { apiWritesBenchmark } from './api-writes.js';
 import { limitsBenchmark } from './limits.js';
 import { discoveryBenchmark } from './discovery.js';
 import { webhooksBenchmark } from './webhooks.js';
@@ -21,6 +22,7 @@ import type { Benchmark } from './benchmark.js';
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
 export const benchmarks: Record<string, Benchmark> = {
   api: apiBenchmark,
+  'api-writes': apiWritesBenchmark,
   limits: limitsBenchmark,
   discovery: discoveryBenchmark,
   webhooks: webhooksBenchmark,

@@ -33,14 +33,21 @@ export interface DialectSql {
     query: SelectQueryBuilder<DB, TB, O>,
   ): SelectQueryBuilder<DB, TB, O>;
   /**
-   * Called in a transaction that inserts outbox events, before the insert. PostgreSQL hands
-   * out sequence numbers before commit, so events can commit out of seq order; writers hold
-   * a shared lock that the outbox reader takes exclusively (lockOutbox), so the reader never
-   * sees seq N+1 while N may still commit. SQLite commits one writer at a time: nothing to do.
+   * A select that locks the rows it returns until the transaction ends (PostgreSQL
+   * `FOR UPDATE`): a read-decide-write path reads the rows its decision rests on with it, so
+   * no other transaction changes them before the write. SQLite: returned as it is (one
+   * writer at a time already holds everything).
    */
-  lockOutboxForWrite(trx: Executor): Promise<void>;
-  /** Called first in the outbox reader's (fan-out's) transaction: see lockOutboxForWrite. */
-  lockOutbox(trx: Executor): Promise<void>;
+  lockForUpdate<DB, TB extends keyof DB, O>(
+    query: SelectQueryBuilder<DB, TB, O>,
+  ): SelectQueryBuilder<DB, TB, O>;
+  /**
+   * Called first in a transaction whose decision spans a whole table (a count against its
+   * limit, the outbox's next events): waits for the transactions writing the table to end
+   * and keeps new writes out until this one ends (PostgreSQL `LOCK TABLE ... IN SHARE ROW
+   * EXCLUSIVE MODE`, which two callers also take in turn; reads go on). SQLite: nothing.
+   */
+  lockTableWrites(trx: Executor, table: 'events' | 'webhooks' | 'integrations'): Promise<void>;
   /**
    * After rows were copied in with explicit ids (`store copy`): the table's generated-id
    * sequence continues after the largest id. SQLite's AUTOINCREMENT already does.

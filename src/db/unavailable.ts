@@ -52,6 +52,39 @@ const REFUSED_CODES: Record<string, string> = {
   '3D000': 'the database does not exist',
 };
 
+/** Node's codes for a server certificate that sslmode verify-ca or verify-full refuses. */
+const UNTRUSTED_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+/** Why TLS refused the server (its certificate), in words; undefined for other errors. */
+function tlsRefusal(err: unknown, address: string): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof message === 'string' && /does not support SSL/.test(message)) {
+      return 'the server does not accept TLS connections, and sslmode asks for TLS';
+    }
+    if (typeof code !== 'string') continue;
+    if (UNTRUSTED_CODES.has(code)) {
+      return `the server's TLS certificate is not signed by a certificate authority we trust (sslrootcert, or the system's); refused (${code})`;
+    }
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+      const host = address.replace(/:\d+$/, '');
+      return `the server's TLS certificate does not name the host ${host} (sslmode=verify-full checks it: connect by a name the certificate carries); refused`;
+    }
+    if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
+      return `the server's TLS certificate is not valid now; refused (${code})`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * The one line a command prints when it cannot open its PostgreSQL store, naming where it
  * tried (`address`, host:port from DATABASE_URL: never the password); undefined for any
@@ -63,6 +96,8 @@ export function unreachableStoreMessage(err: unknown, address: string): string |
     if (typeof code === 'string' && REFUSED_CODES[code])
       return `cannot open the PostgreSQL store at ${address}: ${REFUSED_CODES[code]}`;
   }
+  const tls = tlsRefusal(err, address);
+  if (tls) return `cannot open the PostgreSQL store at ${address}: ${tls}`;
   if (!isStoreUnavailable(err)) return undefined;
   let reason = 'unreachable';
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {

@@ -3,6 +3,7 @@ import {
   insertSyntheticProducts,
 } from '../db/queries/synthetic-products.js';
 import type { Db } from '../db/store.js';
+import { lockCatalogueWrites } from '../db/queries/products.js';
 import type { NewProductRow, ProductStatus } from '../db/schema.js';
 
 const CATEGORIES = [
@@ -96,7 +97,10 @@ export async function seedSynthetic(db: Db, options: SyntheticOptions): Promise<
     for (let j = 0; j < inThisTransaction; j++) {
       rows.push(syntheticProduct(start + written + j, brands, stamp, rand));
     }
-    await db.transaction().execute((trx) => insertSyntheticProducts(trx, rows));
+    await db.transaction().execute(async (trx) => {
+      await lockCatalogueWrites(trx);
+      await insertSyntheticProducts(trx, rows);
+    });
     written += inThisTransaction;
     options.onProgress?.(written);
   }

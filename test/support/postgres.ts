@@ -88,8 +88,19 @@ export interface PgSeed {
   password: string;
 }
 
-/** Starts a fresh cluster: initdb, or a copy of `seed`'s data directory. */
-export async function startPgCluster(options: { seed?: PgSeed } = {}): Promise<PgCluster> {
+/** A server certificate and its key (PEM), for a cluster started with `ssl=on`. */
+export interface PgTls {
+  cert: string;
+  key: string;
+}
+
+/**
+ * Starts a fresh cluster: initdb, or a copy of `seed`'s data directory; with `tls`, `ssl=on`
+ * with that certificate (clients may still connect without TLS).
+ */
+export async function startPgCluster(
+  options: { seed?: PgSeed; tls?: PgTls } = {},
+): Promise<PgCluster> {
   const bin = postgresBin();
   if (!bin) {
     throw new Error(
@@ -137,6 +148,16 @@ export async function startPgCluster(options: { seed?: PgSeed } = {}): Promise<P
   }
   const port = await freePort();
   const host = '127.0.0.1';
+  let tlsFlags = '';
+  if (options.tls) {
+    // PostgreSQL wants its key readable by its own user alone.
+    const cert = path.join(dir, 'server.crt');
+    const key = path.join(dir, 'server.key');
+    fs.writeFileSync(cert, options.tls.cert);
+    fs.writeFileSync(key, options.tls.key, { mode: 0o600 });
+    if (asRoot) execFileSync('chown', ['nobody:nogroup', cert, key]);
+    tlsFlags = ` -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
+  }
   const start = () =>
     run(path.join(bin, 'pg_ctl'), [
       '-D',
@@ -147,7 +168,7 @@ export async function startPgCluster(options: { seed?: PgSeed } = {}): Promise<P
       '-t',
       '60',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+      `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200${tlsFlags}`,
       'start',
     ]);
   start();

@@ -8,14 +8,11 @@ import type { Executor } from '../transaction.js';
  * pgmulti), spread into the PostgreSQL DialectSql (db/postgres/dialect-sql.ts).
  */
 
-/** The advisory lock key the outbox writers share and its reader takes alone ('outbox'). */
-const OUTBOX_LOCK = 0x6f7574626f78;
-
 export const postgresMultiProcessSql: Pick<
   DialectSql,
   | 'lockSkipLocked'
-  | 'lockOutboxForWrite'
-  | 'lockOutbox'
+  | 'lockForUpdate'
+  | 'lockTableWrites'
   | 'continueSequences'
   | 'foreignKeyParents'
   | 'primaryKeys'
@@ -23,12 +20,12 @@ export const postgresMultiProcessSql: Pick<
   | 'allowLongStatements'
 > = {
   lockSkipLocked: (query) => query.forUpdate().skipLocked(),
-  // Transaction-level locks: released at commit or rollback, whatever happens to the process.
-  lockOutboxForWrite: async (trx: Executor) => {
-    await sql`select pg_advisory_xact_lock_shared(${sql.lit(OUTBOX_LOCK)})`.execute(trx);
-  },
-  lockOutbox: async (trx: Executor) => {
-    await sql`select pg_advisory_xact_lock(${sql.lit(OUTBOX_LOCK)})`.execute(trx);
+  lockForUpdate: (query) => query.forUpdate(),
+  // A table lock, not an advisory one: writers already hold ROW EXCLUSIVE on a table they
+  // write (from their first write to their commit), which SHARE ROW EXCLUSIVE waits for.
+  lockTableWrites: async (trx: Executor, table) => {
+    const name = checkIdentifier('lockTableWrites', table);
+    await sql`lock table ${sql.table(name)} in share row exclusive mode`.execute(trx);
   },
   continueSequences: async (db: QueryExecutorProvider, table: string) => {
     const name = checkIdentifier('continueSequences', table);

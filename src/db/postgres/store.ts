@@ -4,7 +4,7 @@ import Cursor from 'pg-cursor';
 import type { Database } from '../schema.js';
 import type { Db, PostgresLocation, Store } from '../store.js';
 import { ChangeListener } from './changes.js';
-import { preparingQueries, writeLockPostgresDialect } from './driver.js';
+import { preparingQueries } from './driver.js';
 import { postgresSettings } from './settings.js';
 import { storeTypes } from './types.js';
 
@@ -37,8 +37,10 @@ export function openPostgresStore(
     client.on('error', () => {});
     preparingQueries(client);
   });
+  // No lock of our own around transactions: each read-decide-write path locks the rows its
+  // decision reads (docs/postgresql.md, "What each write path locks").
   const db: Db = new Kysely<Database>({
-    dialect: writeLockPostgresDialect({ pool, cursor: Cursor }),
+    dialect: new PostgresDialect({ pool, cursor: Cursor }),
   });
   let listener: ChangeListener | undefined;
   let closed = false;

@@ -111,7 +111,13 @@ async function addToRollup<T extends keyof Database & string>(
 ): Promise<void> {
   if (rows.length === 0) return;
   const columns = [...keys, ...counts] as (keyof Database[T] & string)[];
-  const values = rows.map((row) => columns.map((c) => row[c]));
+  // In key order: concurrent transactions adding to the same rows lock them in one order
+  // (an upsert locks row by row), so they never wait on each other in a circle.
+  const keyOf = (row: Database[T]) => JSON.stringify(keys.map((k) => row[k]));
+  const sorted = rows
+    .map((row) => ({ row, key: keyOf(row) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const values = sorted.map(({ row }) => columns.map((c) => row[c]));
   await upsertValuesInChunks(
     db as Kysely<Database>,
     table,

@@ -1,3 +1,4 @@
+import { dialectOf } from '../dialect.js';
 import { preparedQuery } from '../prepared.js';
 import type { ApiKeyRow } from '../schema.js';
 import type { Db } from '../store.js';
@@ -20,8 +21,13 @@ export async function countActiveApiKeys(db: Db): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export function selectApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
+export function selectApiKey(db: Db, id: string, lock = false): Promise<ApiKeyRow | undefined> {
+  const query = db.selectFrom('api_keys').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 /** The key whose secret hashes to `hash` (compiled once: it runs on every request). */

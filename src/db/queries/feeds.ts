@@ -27,8 +27,17 @@ export interface FeedListFilter {
   status?: FeedStatus | undefined;
 }
 
-export async function findFeedById(db: Executor, id: string): Promise<FeedRow | undefined> {
-  return db.selectFrom('feeds').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
+export async function findFeedById(
+  db: Executor,
+  id: string,
+  lock = false,
+): Promise<FeedRow | undefined> {
+  const query = db.selectFrom('feeds').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 function filteredFeeds(db: Executor, filter: FeedListFilter) {

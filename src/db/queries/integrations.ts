@@ -1,3 +1,4 @@
+import { dialectOf } from '../dialect.js';
 import type { Kysely } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
@@ -15,11 +16,17 @@ import type {
 
 // --- integrations ---
 
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
 export async function findIntegrationById(
   db: Executor,
   id: string,
+  lock = false,
 ): Promise<IntegrationRow | undefined> {
-  return db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
+  const query = db.selectFrom('integrations').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 export async function listIntegrationRows(
@@ -37,8 +44,13 @@ export async function listIntegrationRows(
 }
 
 /** Every integration, oldest first (the CLI, the schedule, key rotation). */
-export async function listAllIntegrationRows(db: Executor): Promise<IntegrationRow[]> {
-  return db.selectFrom('integrations').selectAll().orderBy('created_at').orderBy('id').execute();
+/** Every integration; with `lock`, each locked to the end of the transaction (FOR UPDATE). */
+export async function listAllIntegrationRows(
+  db: Executor,
+  lock = false,
+): Promise<IntegrationRow[]> {
+  const query = db.selectFrom('integrations').selectAll().orderBy('created_at').orderBy('id');
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).execute();
 }
 
 export async function countIntegrations(db: Executor): Promise<number> {
@@ -197,8 +209,17 @@ export async function updateSyncRun(
   await db.updateTable('sync_runs').set(patch).where('id', '=', id).execute();
 }
 
-export async function findSyncRun(db: Executor, id: string): Promise<SyncRunRow | undefined> {
-  return db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
+export async function findSyncRun(
+  db: Executor,
+  id: string,
+  lock = false,
+): Promise<SyncRunRow | undefined> {
+  const query = db.selectFrom('sync_runs').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 export async function findRunningSync(

@@ -13,6 +13,11 @@ export async function selectMonthlyUsage(
   return rows.map((r) => ({ api_key_id: r.api_key_id, requests: Number(r.requests) }));
 }
 
+function compareKeys(a: { keyId: string; month: string }, b: { keyId: string; month: string }) {
+  if (a.keyId !== b.keyId) return a.keyId < b.keyId ? -1 : 1;
+  return a.month < b.month ? -1 : a.month > b.month ? 1 : 0;
+}
+
 /**
  * Adds request counts (deltas, so two processes never overwrite each other's) in one
  * transaction, and returns each key's stored total after the addition, in input order.
@@ -21,9 +26,15 @@ export async function addMonthlyUsage(
   db: Db,
   deltas: { keyId: string; month: string; requests: number }[],
 ): Promise<number[]> {
+  // In key order: two processes adding to the same keys lock their rows in one order.
+  const order = deltas
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => compareKeys(a.d, b.d))
+    .map((x) => x.i);
   return db.transaction().execute(async (trx) => {
-    const totals: number[] = [];
-    for (const d of deltas) {
+    const totals: number[] = new Array<number>(deltas.length);
+    for (const i of order) {
+      const d = deltas[i]!;
       const row = await trx
         .insertInto('api_key_usage')
         .values({ api_key_id: d.keyId, month: d.month, requests: d.requests })
@@ -34,7 +45,7 @@ export async function addMonthlyUsage(
         )
         .returning('requests')
         .executeTakeFirstOrThrow();
-      totals.push(Number(row.requests));
+      totals[i] = Number(row.requests);
     }
     return totals;
   });

@@ -157,6 +157,29 @@ export async function countProducts(db: Executor, filter: ProductFilter): Promis
   return Number(row?.n ?? 0);
 }
 
+/** Transactions that hold the catalogue's write lock already (see lockCatalogueWrites). */
+const catalogueLocked = new WeakSet<object>();
+
+/**
+ * Called first in a transaction that changes products (before it reads what it decides on):
+ * locks every product_counts row, in status order, to the end of the transaction. Every
+ * product change adjusts these counters (and the category_counts rows of its status, by
+ * trigger), so catalogue writes take turns on them anyway; taking them all first, in one
+ * order, makes a product's existence and state stable for the rest of the transaction and
+ * rules out deadlocks between counters taken in different orders. Other writes (deliveries,
+ * feeds, analytics, keys, syncs' staging) do not wait for it. Once per transaction; SQLite's
+ * write transaction already excludes every other.
+ */
+export async function lockCatalogueWrites(trx: Executor): Promise<void> {
+  if (!trx.isTransaction || catalogueLocked.has(trx)) return;
+  const dialect = dialectOf(trx);
+  if (dialect.name === 'sqlite') return;
+  await dialect
+    .lockForUpdate(trx.selectFrom('product_counts').select('status').orderBy('status'))
+    .execute();
+  catalogueLocked.add(trx);
+}
+
 export async function insertProduct(trx: Executor, row: NewProductRow): Promise<void> {
   await trx.insertInto('products').values(row).execute();
   await adjustProductCount(trx, row.status, 1);

@@ -1,3 +1,4 @@
+import { dialectOf } from '../dialect.js';
 import type { Executor } from '../transaction.js';
 import type {
   NewWebhookRow,
@@ -6,8 +7,17 @@ import type {
   WebhookRowUpdate,
 } from '../schema.js';
 
-export async function findWebhookById(db: Executor, id: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
+ * PostgreSQL) for a read-decide-write path that decides on it.
+ */
+export async function findWebhookById(
+  db: Executor,
+  id: string,
+  lock = false,
+): Promise<WebhookRow | undefined> {
+  const query = db.selectFrom('webhooks').selectAll().where('id', '=', id);
+  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
 }
 
 export async function listWebhookRows(
@@ -76,6 +86,21 @@ export async function markWebhookFailing(db: Executor, id: string, at: string): 
     .set({ failing_since: at })
     .where('id', '=', id)
     .where('failing_since', 'is', null)
+    .execute();
+}
+
+/**
+ * Locks endpoints' rows to the end of the transaction, in id order (FOR UPDATE on PostgreSQL):
+ * a transaction that changes an endpoint and its deliveries takes the endpoint first, as an
+ * update of the endpoint does, so the two never wait on each other in a circle.
+ */
+export async function lockWebhookRows(db: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const dialect = dialectOf(db);
+  if (dialect.name === 'sqlite') return;
+  const unique = [...new Set(ids)].sort();
+  await dialect
+    .lockForUpdate(db.selectFrom('webhooks').select('id').where('id', 'in', unique).orderBy('id'))
     .execute();
 }
 

@@ -24,8 +24,8 @@ export const sqliteSql: DialectSql = {
   // --- Several processes on one store (issue 14, branch pgmulti) ---
   // One writer at a time: a write transaction already excludes every other.
   lockSkipLocked: (query) => query,
-  lockOutboxForWrite: async () => {},
-  lockOutbox: async () => {},
+  lockForUpdate: (query) => query,
+  lockTableWrites: async () => {},
   continueSequences: async () => {},
   foreignKeyParents: async (db) => {
     const { rows: tables } = await sql<{ name: string }>`

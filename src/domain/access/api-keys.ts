@@ -122,7 +122,7 @@ export async function revokeApiKey(
   now: Date = new Date(),
 ): Promise<ApiKey> {
   return withTransaction(db, async (trx) => {
-    const row = await selectApiKey(trx, id);
+    const row = await selectApiKey(trx, id, true);
     if (!row) throw notFound('API key', id);
     if (row.revoked_at) return presentApiKey(row);
     const revoked_at = now.toISOString();

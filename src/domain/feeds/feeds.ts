@@ -217,7 +217,7 @@ export async function updateFeed(
   now: Date = new Date(),
 ): Promise<Feed> {
   return withTransaction(db, async (trx) => {
-    const before = await findFeedById(trx, id);
+    const before = await findFeedById(trx, id, true);
     if (!before) throw notFound('feed', id);
     const patch: FeedRowUpdate = {};
     if (input.name !== undefined && input.name !== before.name) patch.name = input.name;
@@ -386,7 +386,7 @@ export async function recordFeedPublished(
   now: Date = new Date(),
 ): Promise<FeedRow | undefined> {
   return withTransaction(db, async (trx) => {
-    const before = await findFeedById(trx, id);
+    const before = await findFeedById(trx, id, true);
     if (!before) return undefined;
     const stamp = now.toISOString();
     const current = before.revision === publication.revision;
@@ -431,7 +431,7 @@ export async function recordFeedFailed(
   now: Date = new Date(),
 ): Promise<void> {
   await withTransaction(db, async (trx) => {
-    const before = await findFeedById(trx, id);
+    const before = await findFeedById(trx, id, true);
     if (!before) return;
     const patch: FeedRowUpdate = { last_error: message, last_error_at: now.toISOString() };
     const deactivate = before.revision === revision && before.status !== 'inactive';

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { z } from 'zod';
 import type { IntegrationProductRow } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
-import { findProductById } from '../../db/queries/products.js';
+import { findProductById, lockCatalogueWrites } from '../../db/queries/products.js';
 import {
   findLiveMappingsOfGroups,
   findMappings,
@@ -142,6 +142,8 @@ export async function applyItems(
   });
   if (products.length === 0) return;
   await withTransaction(db, async (trx) => {
+    // Mappings and products are decided on together: the catalogue's write lock first.
+    await lockCatalogueWrites(trx);
     const mappings = new Map(
       (await findMappings(trx, integrationId, [...new Set(products.map((p) => p.externalId))])).map(
         (m) => [m.external_id, m],
@@ -362,6 +364,8 @@ export async function deactivateMappings(
   if (mappings.length === 0) return;
   const stamp = options.now.toISOString();
   await withTransaction(db, async (trx) => {
+    // Mappings and products are decided on together: the catalogue's write lock first.
+    await lockCatalogueWrites(trx);
     for (const m of mappings) {
       await options.pacer?.turn();
       const product = await findProductById(trx, m.product_id);
@@ -420,6 +424,8 @@ export async function applyWebhookChange(
   options: { defaultCurrency: string; now: Date; counts: SyncCounts },
 ): Promise<void> {
   await withTransaction(db, async (trx) => {
+    // Mappings and products are decided on together: the catalogue's write lock first.
+    await lockCatalogueWrites(trx);
     const seen = new Set<string>();
     await applyItems(trx, integrationId, change.items, { ...options, seen });
     const groups = new Set<string>();

@@ -11,8 +11,10 @@ import {
   listSyncRunRows,
   updateIntegrationRow,
 } from '../../db/queries/integrations.js';
+import { lockCatalogueWrites } from '../../db/queries/products.js';
+import { dialectOf } from '../../db/dialect.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import { presentPagination } from '../pagination.js';
@@ -182,6 +184,8 @@ export async function createIntegration(
     updated_at: stamp,
   };
   return withTransaction(db, async (trx) => {
+    // The count decides: no other integration is added until this one commits.
+    await dialectOf(trx).lockTableWrites(trx, 'integrations');
     if ((await countIntegrations(trx)) >= MAX_INTEGRATIONS) {
       throw new AppError('conflict', `A store has at most ${MAX_INTEGRATIONS} integrations.`, {
         field: 'platform',
@@ -255,11 +259,13 @@ export async function updateIntegration(
   patch.updated_at = now.toISOString();
   if (patch.status === 'connected') patch.last_error = null;
   return withTransaction(db, async (trx) => {
+    // The events follow the status as it is now, not as read before the checks.
+    const current = (await findIntegrationById(trx, id, true)) ?? before;
     await updateIntegrationRow(trx, id, patch);
-    const integration = await present(trx, { ...before, ...patch } as IntegrationRow);
+    const integration = await present(trx, { ...current, ...patch } as IntegrationRow);
     if (patch.status === 'connected')
       await recordEvent(trx, 'integration.connected', integration, now);
-    if (patch.status === 'disconnected' && before.status === 'connected') {
+    if (patch.status === 'disconnected' && current.status === 'connected') {
       await recordEvent(trx, 'integration.disconnected', integration, now);
     }
     return integration;
@@ -278,6 +284,10 @@ export async function deleteIntegration(
   const row = await findIntegration(db, id);
   await recoverInterruptedSyncs(env, id);
   await withTransaction(db, async (trx) => {
+    // Its mappings go with it (the catalogue's lock first, as a sync takes them), and no sync
+    // starts meanwhile (a start locks the integration's row).
+    await lockCatalogueWrites(trx);
+    if (!(await findIntegrationById(trx, id, true))) throw notFound('integration', id);
     if (await findRunningSync(trx, id)) {
       throw new AppError(
         'conflict',
@@ -322,7 +332,7 @@ export async function testIntegration(
   const now = env.now();
   const status = ok ? 'connected' : 'error';
   const integration = await withTransaction(db, async (trx) => {
-    const current = (await findIntegrationById(trx, id)) ?? row;
+    const current = (await findIntegrationById(trx, id, true)) ?? row;
     const patch: IntegrationRowUpdate = {
       last_error: ok ? null : message,
       updated_at: now.toISOString(),

@@ -46,7 +46,7 @@ export async function rotateSecretKey(db: Db, settings: KeySettings): Promise<Ro
   let reencrypted = 0;
   let current = 0;
   await withTransaction(db, async (trx) => {
-    for (const row of await listAllIntegrationRows(trx)) {
+    for (const row of await listAllIntegrationRows(trx, true)) {
       if (row.credentials === null) continue;
       if (box.isCurrent(row.credentials)) {
         current++;

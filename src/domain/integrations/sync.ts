@@ -16,6 +16,7 @@ import {
   updateIntegrationRow,
   updateSyncRun,
 } from '../../db/queries/integrations.js';
+import { lockCatalogueWrites } from '../../db/queries/products.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
@@ -167,6 +168,10 @@ export async function startSync(
   };
   try {
     await withTransaction(env.db, async (trx) => {
+      // One running sync per integration: its row is what starts take turns on.
+      if (!(await findIntegrationById(trx, integrationId, true))) {
+        throw notFound('integration', integrationId);
+      }
       const running = await findRunningSync(trx, integrationId);
       if (running) throw conflict(integrationId, running);
       await insertSyncRun(trx, row);
@@ -376,6 +381,8 @@ async function readStageAndApply(
     const recorded = await withTransaction(env.db, async (trx) => {
       // Ours still (another process may have taken the run for dead): lock it to the end.
       const current = await claimRun(trx, run);
+      // Products and mappings are decided on below: the catalogue's write lock first.
+      await lockCatalogueWrites(trx);
       const active = await countActiveMappedProducts(trx, integration.id);
       await writeStaged(env, trx, integration.id, run.id, {
         now,
@@ -482,7 +489,7 @@ function progressOf(counts: SyncCounts) {
 /** Records the end of a run that is still running, in a transaction of its own. */
 async function finishRun(env: IntegrationEnv, run: SyncRunRow, outcome: Outcome): Promise<SyncRun> {
   return withTransaction(env.db, async (trx) => {
-    const current = await findSyncRun(trx, run.id);
+    const current = await findSyncRun(trx, run.id, true);
     if (!current || current.status !== 'running') return presentSyncRun(current ?? run);
     return recordOutcome(env, trx, current, outcome);
   });
@@ -518,7 +525,7 @@ async function recordOutcome(
   await updateSyncRun(trx, current.id, finished);
   await pruneSyncRuns(trx, current.integration_id, HISTORY_KEPT);
   const syncRun = presentSyncRun(finished);
-  const integration = await findIntegrationById(trx, current.integration_id);
+  const integration = await findIntegrationById(trx, current.integration_id, true);
   if (!integration) return syncRun;
   const patch: IntegrationRowUpdate = {
     updated_at: now.toISOString(),

@@ -13,6 +13,7 @@ import {
   pageInCreationOrder,
   updateProductRow,
   type ProductFilter,
+  lockCatalogueWrites,
 } from '../../db/queries/products.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -131,6 +132,7 @@ export async function createProduct(
 ): Promise<Product> {
   const row = newProductRow(input, defaults, now);
   return withTransaction(db, async (trx) => {
+    await lockCatalogueWrites(trx);
     if (await findProductById(trx, row.id)) {
       throw new AppError('already_exists', `A product with id '${row.id}' already exists.`, {
         field: 'id',
@@ -159,6 +161,7 @@ export async function createProducts(
   if (inputs.length === 0) return [];
   const rows = inputs.map((input) => newProductRow(input, defaults, now));
   return withTransaction(db, async (trx) => {
+    await lockCatalogueWrites(trx);
     const taken = await findExistingProductIds(
       trx,
       rows.map((r) => r.id),
@@ -188,6 +191,7 @@ export async function updateProduct(
   now: Date = new Date(),
 ): Promise<Product> {
   return withTransaction(db, async (trx) => {
+    await lockCatalogueWrites(trx);
     const before = await findProductById(trx, id);
     if (!before) throw notFound('product', id);
     const patch: ProductRowUpdate = {};
@@ -237,6 +241,7 @@ export async function deleteProduct(
   now: Date = new Date(),
 ): Promise<Product> {
   return withTransaction(db, async (trx) => {
+    await lockCatalogueWrites(trx);
     const before = await findProductById(trx, id);
     if (!before) throw notFound('product', id);
     await deleteProductRow(trx, id, before.status);

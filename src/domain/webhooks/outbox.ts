@@ -27,14 +27,16 @@ export interface FanOutResult {
  * parts of the service are delivered without a change here.
  *
  * On SQLite, events commit in seq order (one writer at a time), so an event a reader has not
- * seen can never appear below a seq it has seen, and cursors never skip one. On PostgreSQL
- * the outbox lock (DialectSql.lockOutbox) gives the same guarantee, and makes two processes'
- * fan-outs take turns, so an event is never queued twice for an endpoint.
+ * seen can never appear below a seq it has seen, and cursors never skip one. On PostgreSQL,
+ * which hands out seqs before commit, the fan-out first waits for every transaction writing
+ * events to end and holds new ones off until it commits (DialectSql.lockTableWrites on
+ * `events`): the same guarantee, and two processes' fan-outs take turns, so an event is never
+ * queued twice for an endpoint.
  */
 export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promise<FanOutResult> {
   return db.transaction().execute(async (trx) => {
     // One fan-out at a time across processes, and no outbox write in flight below it.
-    await dialectOf(trx).lockOutbox(trx);
+    await dialectOf(trx).lockTableWrites(trx, 'events');
     const webhooks = await listActiveWebhookRows(trx);
     const fed = new Set<string>();
     if (webhooks.length === 0) return { webhooks, fed, more: false };

@@ -7,6 +7,7 @@ import {
   clearWebhooksFailing,
   disableWebhookRow,
   findWebhookById,
+  lockWebhookRows,
   markWebhookFailing,
 } from '../../db/queries/webhooks.js';
 import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
@@ -54,6 +55,11 @@ export async function recordAttempts(
   attempts: FinishedAttempt[],
 ): Promise<Settled[]> {
   return ctx.db.transaction().execute(async (trx) => {
+    // The endpoints before their deliveries (as updateWebhook takes them).
+    await lockWebhookRows(
+      trx,
+      attempts.map((a) => a.webhookId),
+    );
     await insertAttempts(
       trx,
       attempts.map((a) => ({

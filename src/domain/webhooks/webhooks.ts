@@ -20,6 +20,7 @@ import {
 import type { WebhookRow, WebhookRowUpdate } from '../../db/schema.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { dialectOf } from '../../db/dialect.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { announceChange } from '../changes.js';
 import { checkTarget, TargetRefusedError } from '../../net/target-guard.js';
@@ -113,6 +114,8 @@ export async function createWebhook(
   const secret = input.secret ?? generateWebhookSecret();
   const stamp = now.toISOString();
   const row = await withTransaction(db, async (trx) => {
+    // The count decides: no other endpoint is added (nor removed) until this one commits.
+    await dialectOf(trx).lockTableWrites(trx, 'webhooks');
     if ((await countWebhooks(trx)) >= MAX_WEBHOOKS) {
       throw new AppError(
         'conflict',
@@ -181,7 +184,7 @@ export async function updateWebhook(
   const stamp = now.toISOString();
   let generated: string | undefined;
   const row = await withTransaction(db, async (trx) => {
-    const before = await findWebhookById(trx, id);
+    const before = await findWebhookById(trx, id, true);
     if (!before) throw notFound('webhook', id);
     const patch: WebhookRowUpdate = {};
     if (input.url !== undefined) patch.url = input.url;
