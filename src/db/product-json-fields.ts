@@ -10,6 +10,8 @@ import { sql, type RawBuilder } from 'kysely';
 export function productJsonText(
   quoted: (column: string) => RawBuilder<unknown>,
   priceJson: RawBuilder<unknown>,
+  /** `concat`: one concat() call (SQLite 3.44+) instead of a chain of `||`; no piece may be NULL. */
+  options: { concat?: boolean } = {},
 ): RawBuilder<string> {
   const fields: [name: string, json: RawBuilder<unknown>][] = [
     ['id', quoted('id')],
@@ -24,8 +26,12 @@ export function productJsonText(
     ['created_at', quoted('created_at')],
     ['updated_at', quoted('updated_at')],
   ];
-  return sql<string>`${sql.join(
-    fields.map(([name, json], i) => sql`${sql.lit(`${i === 0 ? '{' : ','}"${name}":`)} || ${json}`),
-    sql` || `,
-  )} || '}'`;
+  const pieces = fields.flatMap(([name, json], i) => [
+    sql.lit(`${i === 0 ? '{' : ','}"${name}":`),
+    json,
+  ]);
+  pieces.push(sql.lit('}'));
+  return options.concat
+    ? sql<string>`concat(${sql.join(pieces, sql`, `)})`
+    : sql<string>`${sql.join(pieces, sql` || `)}`;
 }

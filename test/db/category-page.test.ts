@@ -92,7 +92,7 @@ t.test(
               const want = expected.slice(page.offset, page.offset + page.limit);
               for (const creationOrder of [true, false]) {
                 const got = await findProductPageJson(db, filter, page, { creationOrder });
-                const ids = (JSON.parse(got.json.toString()) as { id: string }[]).map((p) => p.id);
+                const ids = (JSON.parse(got.json) as { id: string }[]).map((p) => p.id);
                 if (ids.join() !== want.join()) {
                   throw new Error(
                     `${JSON.stringify(filter)} ${JSON.stringify(page)} creationOrder=${creationOrder}: ${ids.join()} != ${want.join()}`,

@@ -23,7 +23,7 @@ export const postgresSql: DialectSql = {
     ),
   unindexed: (column) => sql.ref(checkIdentifier('unindexed', column)),
   productJson: pgProductJsonBlob,
-  productArrayJson: pgProductArrayJsonBlob,
+  productPageJson: { aggregate: pgProductArrayJsonBlob },
   // Several processes on one store (issue 14, branch pgmulti).
   ...postgresMultiProcessSql,
 };

@@ -74,13 +74,13 @@ export function pageInCreationOrder(matches: number, scope: number, needed: numb
   return matches > 0 && needed * scope * LOOKUP_COST < matches * matches;
 }
 
-/** A page of products as the API's JSON array (UTF-8), by creation time, then id. */
+/** A page of products as the API's JSON array (text), by creation time, then id. */
 export async function findProductPageJson(
   db: Executor,
   filter: ProductFilter,
   page: { limit: number; offset: number; after?: PageAnchor | undefined },
   options = { creationOrder: true },
-): Promise<{ json: Buffer; count: number }> {
+): Promise<{ json: string; count: number }> {
   const ids = filtered(db, filter, options)
     .$if(page.after !== undefined, (q) =>
       q.where(sql<SqlBool>`(created_at, id) > (${page.after!.created_at}, ${page.after!.id})`),
@@ -89,6 +89,26 @@ export async function findProductPageJson(
     .orderBy('id')
     .limit(page.limit)
     .offset(page.offset);
+  const how = dialectOf(db).productPageJson;
+  if ('rows' in how) {
+    // Each row's JSON in the page's order, joined here into one string (the caller makes the
+    // one Buffer of the whole body). In
+    // creation order the index gives the order; from the category index only the page's
+    // rows are read in full, then sorted.
+    const texts = await (
+      options.creationOrder
+        ? ids.select(how.rows.as('json'))
+        : db
+            .selectFrom('products')
+            .select(how.rows.as('json'))
+            .where('id', 'in', ids.select('id'))
+            .orderBy('created_at')
+            .orderBy('id')
+    ).execute();
+    let joined = '[';
+    for (let i = 0; i < texts.length; i++) joined += (i === 0 ? '' : ',') + texts[i]!.json;
+    return { json: `${joined}]`, count: texts.length };
+  }
   // From the category index the page's ids come sorted from the index alone; only those
   // rows are then read in full.
   const rows = options.creationOrder
@@ -96,12 +116,9 @@ export async function findProductPageJson(
     : db.selectFrom('products').selectAll().where('id', 'in', ids.select('id'));
   const { json, count } = await db
     .selectFrom(rows.as('page'))
-    .select([
-      dialectOf(db).productArrayJson.as('json'),
-      (eb) => eb.fn.countAll<number>().as('count'),
-    ])
+    .select([how.aggregate.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
     .executeTakeFirstOrThrow();
-  return { json: typeof json === 'string' ? Buffer.from(json) : json, count };
+  return { json: typeof json === 'string' ? json : json.toString('utf8'), count };
 }
 
 /** A product's place in creation order: the sort key of the list (created_at, then id). */

@@ -1,7 +1,7 @@
 import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
-import { productArrayJsonBlob, productJsonBlob } from './product-json.js';
+import { productJsonBlob, productJsonString } from './product-json.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
 export function isSqlite(db: QueryExecutorProvider): boolean {
@@ -61,5 +61,5 @@ export const sqliteSql: DialectSql = {
   // The documented unary-plus hint: `+category` keeps SQLite off the category index.
   unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
   productJson: productJsonBlob,
-  productArrayJson: productArrayJsonBlob,
+  productPageJson: { rows: productJsonString },
 };

@@ -40,13 +40,17 @@ const priceJson: RawBuilder<unknown> = (() => {
  * PostgreSQL has to_json for json_quote.
  */
 const quoted = (column: string) => sql.raw(`json_quote(${column})`);
-const productJson = productJsonText(quoted, priceJson);
+// One concat() of the 23 pieces: a chain of || copies the growing text at every step (a
+// page of 250 spent a quarter of its SQL time there). No piece is NULL (json_quote(NULL) is
+// 'null'; the price, images and attributes are NOT NULL), so concat() skipping NULLs changes
+// nothing.
+const productJson = productJsonText(quoted, priceJson, { concat: true });
 
 /** One product row (the `products` columns in scope) as its API JSON, a UTF-8 blob. */
 export const productJsonBlob: RawBuilder<Buffer> = sql<Buffer>`cast(${productJson} as blob)`;
 
 /**
- * The rows in scope as a JSON array of their API JSON, by creation time, then id, a UTF-8
- * blob (an aggregate: `[]` for no rows).
+ * One product row as its API JSON, as text: a page joins 250 of them in JavaScript (cheaper
+ * than 250 Buffers, and than group_concat's sort of the whole texts).
  */
-export const productArrayJsonBlob: RawBuilder<Buffer> = sql<Buffer>`cast('[' || coalesce(group_concat(${productJson}, ',' order by created_at, id), '') || ']' as blob)`;
+export const productJsonString: RawBuilder<string> = productJson;

@@ -185,7 +185,7 @@ export async function authenticateKey(
 }
 
 /**
- * Remembers authenticated keys by hash so a request does not pay a hash-indexed read. An entry
+ * Remembers authenticated keys by secret so a request does not pay a hash and an indexed read. An entry
  * holds while no other process has committed to the store (`externalChanges`) and this process
  * has not changed a key (`invalidate`, called by every write to api_keys here): a revocation,
  * from the API or the CLI, holds on the very next request.
@@ -212,14 +212,16 @@ export class ApiKeyCache {
       this.external = external;
       this.seenLocal = this.local;
     }
-    const hash = hashKey(secret);
-    const cached = this.entries.get(hash);
+    // By the secret itself: hashing it first cost a SHA-256 on every request (docs/benchmarks.md).
+    // The secret is in this process's memory anyway while its request runs; the map is
+    // never written anywhere and empties on any change to a key.
+    const cached = this.entries.get(secret);
     if (cached) return cached;
     const row = await authenticateKey(db, secret, environment);
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     // Only cache if nothing changed while we read.
     if (this.externalChanges() === external && this.local === this.seenLocal) {
-      this.entries.set(hash, row);
+      this.entries.set(secret, row);
     }
     return row;
   }

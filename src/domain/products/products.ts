@@ -74,7 +74,7 @@ export async function listProductsJson(
   // Past the last match there is nothing to read (the category index would still be walked).
   const { json, count } =
     page.offset >= total
-      ? { json: EMPTY_ARRAY, count: 0 }
+      ? { json: '[]', count: 0 }
       : await findProductPageJson(
           db,
           filter,
@@ -85,15 +85,9 @@ export async function listProductsJson(
           { creationOrder },
         );
   const pagination = presentPagination(page, count, total);
-  return Buffer.concat([
-    PRODUCTS_OPEN,
-    json,
-    Buffer.from(`,"pagination":${JSON.stringify(pagination)}}`),
-  ]);
+  // One copy of the body: the page's text and its pagination encoded once.
+  return Buffer.from(`{"products":${json},"pagination":${JSON.stringify(pagination)}}`);
 }
-
-const PRODUCTS_OPEN = Buffer.from('{"products":');
-const EMPTY_ARRAY = Buffer.from('[]');
 
 /** The row a create input makes (the price checked against its currency). */
 function newProductRow(
