@@ -19,6 +19,7 @@ import { FsPublisher, removeStaleTemporaries } from '../../src/publish/fs.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';
 import { BrandBuild, SMALL_FILE, type BrandPlan } from './brand.js';
+import { publishAgentFiles } from './agent-files.js';
 import { renderHeadersFile, renderNginxConfig, renderRedirectsFile } from './cdn-config.js';
 import { PAGE_PRODUCT_LIMIT, renderHomePage } from './html.js';
 
@@ -187,6 +188,13 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     updated_at: s.updated_at!,
     ...brandUrls(config.FEEDS_URL, s.slug),
   }));
+  changedFiles.push(
+    ...(await publishAgentFiles(publisher, {
+      feedsUrl: config.FEEDS_URL,
+      storeName,
+      brands: entries,
+    })),
+  );
   const home = await publisher.write(
     'index.html',
     renderHomePage({ storeName, indexUrl: `${config.FEEDS_URL}/v1/index.json`, brands: entries }),

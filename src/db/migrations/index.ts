@@ -13,6 +13,7 @@ import * as m20261126000000 from './20261126000000_key_change_notify.js';
 import * as m20261126020000 from './20261126020000_change_versions.js';
 import * as m20261127000000 from './20261127000000_sync_staging.js';
 import * as m20261127060000 from './20261127060000_product_search.js';
+import * as m20261127061500 from './20261127061500_analytics_searches.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '20261126020000_change_versions': m20261126020000,
   '20261127000000_sync_staging': m20261127000000,
   '20261127060000_product_search': m20261127060000,
+  '20261127061500_analytics_searches': m20261127061500,
 };
