@@ -105,6 +105,11 @@ export interface DialectSql {
 export interface SearchPage {
   limit: number;
   offset: number;
+  /**
+   * Rank among this many best-matching products at most (a query of common words matches
+   * most of a catalogue; grouping all of them costs a read of each); unset: every match.
+   */
+  maxHits?: number | undefined;
 }
 
 /** One variant group found by a search: its brand, its key (item_group_id, else id), its score. */

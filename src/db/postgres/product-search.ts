@@ -30,11 +30,16 @@ export function pgSearchGroups(
   filter: RawBuilder<SqlBool>,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
-  return sql<SearchGroupRow>`select brand,
-      coalesce((attributes::jsonb ->> 'item_group_id'), id) as group_key,
-      max(ts_rank(${WEIGHTS}::float4[], ${DOCUMENT}, query)) as score
-    from products, to_tsquery('english'::regconfig, ${tsQueryText(terms)}) query
-    where status = 'active' and ${DOCUMENT} @@ query and ${filter}
+  const best =
+    page.maxHits === undefined ? sql`` : sql`order by hit_score desc limit ${page.maxHits}`;
+  return sql<SearchGroupRow>`select brand, group_key, max(hit_score) as score
+    from (
+      select brand, coalesce((attributes::jsonb ->> 'item_group_id'), id) as group_key,
+        ts_rank(${WEIGHTS}::float4[], ${DOCUMENT}, query) as hit_score
+      from products, to_tsquery('english'::regconfig, ${tsQueryText(terms)}) query
+      where status = 'active' and ${DOCUMENT} @@ query and ${filter}
+      ${best}
+    ) as hits
     group by 1, 2
     order by score desc, group_key, coalesce(brand, '')
     limit ${page.limit} offset ${page.offset}`;

@@ -11,6 +11,9 @@ export interface CatalogFilter {
   price?: { min?: number | undefined; max?: number | undefined; currency: string } | undefined;
 }
 
+/** How many best matches an unfiltered search ranks its groups among. */
+export const MAX_HITS = 10_000;
+
 /** A variant group: its brand (null: none given) and its key (item_group_id, else the id). */
 export interface GroupRef {
   brand: string | null;
@@ -51,9 +54,15 @@ export async function searchProductGroups(
   page: SearchPage,
 ): Promise<SearchGroupRow[]> {
   const where = catalogFilterSql(db, filter);
+  // Without filters, rank among the best MAX_HITS matches: a filter applied after them (on
+  // SQLite) could leave out a match ranked lower, so a filtered search ranks every match.
+  const filtered = (filter.categories?.length ?? 0) > 0 || filter.price !== undefined;
   const query =
     terms.length > 0
-      ? dialectOf(db).searchGroups(terms, where, page)
+      ? dialectOf(db).searchGroups(terms, where, {
+          ...page,
+          maxHits: filtered ? undefined : Math.max(MAX_HITS, page.offset + page.limit),
+        })
       : sql<SearchGroupRow>`select brand, coalesce(${itemGroup(db)}, id) as group_key, 0 as score
           from products where ${where}
           group by 1, 2
@@ -63,23 +72,27 @@ export async function searchProductGroups(
   return rows.map((r) => ({ ...r, score: Number(r.score) }));
 }
 
-/** The active products of these groups that the filter lets through, by group, then id. */
+/**
+ * The active products of these groups that the filter lets through, by group, then id. One
+ * select a group, each read from the products_discovery index (status, brand, group key),
+ * whose expression it repeats: an OR of the groups would scan the catalogue instead.
+ */
 export async function findGroupProducts(
   db: Executor,
   groups: readonly GroupRef[],
   filter: CatalogFilter = {},
 ): Promise<GroupProductRow[]> {
   if (groups.length === 0) return [];
-  const group = itemGroup(db);
+  const key = sql`coalesce(${itemGroup(db)}, id)`;
+  const where = catalogFilterSql(db, filter);
+  const columns = sql.join(CATALOGUE_COLUMNS.map((c) => sql.ref(c)));
   const each = groups.map((g) => {
     const brand = g.brand === null ? sql`brand is null` : sql`brand = ${g.brand}`;
-    return sql<SqlBool>`(${brand} and (${group} = ${g.group_key} or (${group} is null and id = ${String(g.group_key)})))`;
+    return sql`select ${columns}, brand, ${key} as group_key from products
+      where ${where} and ${brand} and ${key} = ${g.group_key}`;
   });
   const { rows } =
-    await sql<GroupProductRow>`select ${sql.join(CATALOGUE_COLUMNS.map((c) => sql.ref(c)))},
-      brand, coalesce(${group}, id) as group_key
-    from products
-    where ${catalogFilterSql(db, filter)} and (${sql.join(each, sql` or `)})
+    await sql<GroupProductRow>`select * from (${sql.join(each, sql` union all `)}) as members
     order by group_key, id`.execute(db);
   return rows;
 }
@@ -101,15 +114,20 @@ export async function findNamedGroups(
 > {
   if (ids.length === 0) return [];
   const group = itemGroup(db);
+  const list = sql.join(ids);
+  // Unindexed, so SQLite reads the ids from their indexes, not every active product.
+  const active = sql`${dialectOf(db).unindexed('status')} = 'active'`;
+  // Two selects, each from its own index (the primary key; products_item_group), not an OR
+  // of the two, which would scan the catalogue.
   const { rows } = await sql<{
     id: string;
     item_group: string | number | null;
     brand: string | null;
     group_key: string | number;
   }>`select id, ${group} as item_group, brand, coalesce(${group}, id) as group_key
-    from products
-    where status = 'active' and (id in (${sql.join(ids)}) or ${group} in (${sql.join(ids)}))`.execute(
-    db,
-  );
+    from products where ${active} and id in (${list})
+    union
+    select id, ${group} as item_group, brand, coalesce(${group}, id) as group_key
+    from products where ${active} and ${group} in (${list})`.execute(db);
   return rows;
 }

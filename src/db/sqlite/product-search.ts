@@ -6,8 +6,8 @@ import type { SearchGroupRow, SearchPage } from '../dialect.js';
  * 20261127060000_product_search, kept by triggers on products; only active products are in it).
  */
 
-/** Column weights of bm25, in the table's column order: name, description, brand, category. */
-const BM25 = 'bm25(product_search, 10.0, 1.0, 4.0, 2.0)';
+/** The rank: bm25 with column weights in the table's order (name, description, brand, category). */
+const RANK = 'bm25(10.0, 1.0, 4.0, 2.0)';
 
 /**
  * An FTS5 query matching any of the terms. Each term is a quoted string, so nothing in it is
@@ -18,8 +18,8 @@ export function fts5Query(terms: readonly string[]): string {
 }
 
 /**
- * The (brand, variant group) of the products matching any term, best first (bm25). bm25 is
- * computed where the FTS5 table is queried (SQLite allows its auxiliary functions nowhere
+ * The (brand, variant group) of the products matching any term, best first (bm25). The rank
+ * is read where the FTS5 table is queried (SQLite allows its auxiliary functions nowhere
  * else, so not inside the aggregate): the hits are materialised first, then grouped.
  */
 export function sqliteSearchGroups(
@@ -27,13 +27,19 @@ export function sqliteSearchGroups(
   filter: RawBuilder<SqlBool>,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
+  // `cross join`: SQLite's way to keep the join order, hits first, each product by its rowid
+  // (else it may walk every active product and probe the hits).
+  // `rank match` sets the column weights of FTS5's rank, so `order by rank limit` keeps the
+  // best hits with FTS5's own top-N sort instead of ordering every match.
+  const best = page.maxHits === undefined ? sql`` : sql`order by rank limit ${page.maxHits}`;
   return sql<SearchGroupRow>`with hits as materialized (
-      select rowid as hit_rowid, -${sql.raw(BM25)} as hit_score
-      from product_search where product_search match ${fts5Query(terms)}
+      select rowid as hit_rowid, -rank as hit_score
+      from product_search
+      where product_search match ${fts5Query(terms)} and rank match ${RANK} ${best}
     )
     select brand, coalesce(json_extract(attributes, '$.item_group_id'), id) as group_key,
       max(hit_score) as score
-    from hits join products on products.rowid = hits.hit_rowid
+    from hits cross join products on products.rowid = hits.hit_rowid
     where ${filter}
     group by 1, 2
     order by score desc, group_key, coalesce(brand, '')
