@@ -14,6 +14,7 @@ import { feedSourceBenchmark } from './feed-source.js';
 import { storeCopyBenchmark } from './store-copy.js';
 import { soakBenchmark } from './soak.js';
 import { feedHostileBenchmark } from './feed-hostile.js';
+import { ucpBenchmark } from './ucp.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -34,4 +35,5 @@ export const benchmarks: Record<string, Benchmark> = {
   'store-copy': storeCopyBenchmark,
   soak: soakBenchmark,
   'feed-hostile': feedHostileBenchmark,
+  ucp: ucpBenchmark,
 };
