@@ -273,9 +273,11 @@ export const ucpBenchmark: Benchmark = {
     'UCP catalog: search and lookup p99, MCP vs REST, writes with the search index, agent files',
   async run() {
     const dir = scratchDir('ucp');
+    // One FEEDS_URL for build and serve: another would have serve rebuild the tree at start.
     const sqliteEnv = (name: string) => ({
       DATA_DIR: path.join(dir, name),
       PUBLIC_DIR: path.join(dir, name, 'public'),
+      FEEDS_URL: 'https://feeds.example.com',
       LOG_LEVEL: 'warn',
     });
     await runOn('SQLite', sqliteEnv('sqlite'), async (name) => sqliteEnv(name));
