@@ -17,6 +17,7 @@ import { soakBenchmark } from './soak.js';
 import { feedHostileBenchmark } from './feed-hostile.js';
 import { publishBenchmark } from './publish.js';
 import { channelsBenchmark } from './channels.js';
+import { ucpBenchmark } from './ucp.js';
 import type { Benchmark } from './benchmark.js';
 
 /** Every benchmark `make bench` runs, in order. Add one line per benchmark file. */
@@ -40,4 +41,5 @@ export const benchmarks: Record<string, Benchmark> = {
   'feed-hostile': feedHostileBenchmark,
   publish: publishBenchmark,
   channels: channelsBenchmark,
+  ucp: ucpBenchmark,
 };

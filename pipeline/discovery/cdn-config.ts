@@ -11,11 +11,13 @@ import {
   COMMON_HEADERS,
   CONTENT_TYPES,
   PREFLIGHT_HEADERS,
+  ROOT_FILES,
   discoveryError,
   rateLimitDetails,
   type RateWindow,
 } from '../../src/domain/discovery/policy.js';
 import { SLUG_PATTERN } from '../../src/domain/discovery/slug.js';
+import { PROFILE_FILE } from '../../src/domain/ucp/profile.js';
 
 /** `_headers`: one rule per path family, so no header is set twice (CDNs join repeats). */
 export function renderHeadersFile(): string {
@@ -37,6 +39,12 @@ export function renderHeadersFile(): string {
       ['Cache-Control', CACHE_CONTENT],
       ['Content-Type', CONTENT_TYPES['.ndjson']!],
     ]),
+    ...Object.entries(ROOT_FILES).map(([file, { type, cache }]) =>
+      rule(`/${file}`, [
+        ['Cache-Control', cache],
+        ['Content-Type', type],
+      ]),
+    ),
   ].join('\n');
 }
 
@@ -166,6 +174,9 @@ ${preflight}
 map $uri $agentshelf_discovery_cache {
   default ${nginxString(CACHE_CONTENT)};
   /v1/index.json ${nginxString(CACHE_INDEX)};
+${Object.entries(ROOT_FILES)
+  .map(([file, { cache }]) => `  /${file} ${nginxString(cache)};`)
+  .join('\n')}
 }
 map $status $agentshelf_discovery_cache_control {
   200 $agentshelf_discovery_cache;
@@ -188,10 +199,12 @@ ${s.trustProxy ? '    set_real_ip_from 127.0.0.1;\n    set_real_ip_from ::1;\n  
         application/json json;
         application/x-ndjson ndjson;
         text/html html;
+        text/plain txt;
+        application/xml xml;
     }
     default_type application/octet-stream;
     charset utf-8;
-    charset_types application/json application/x-ndjson;
+    charset_types application/json application/x-ndjson text/plain application/xml;
     gzip off;
     gzip_static on;
     brotli_static on;
@@ -210,6 +223,16 @@ ${common.join('\n')}
     }
     location ~ "^/v1/brands/(${SLUG_PATTERN.source.slice(1, -1)})$" {
       ${guarded('try_files /v1/brands/$1.json =404;')}
+    }
+    location = /${PROFILE_FILE} {
+      default_type application/json;
+      ${guarded('try_files $uri =404;')}
+    }
+    location ~ "^/(${Object.keys(ROOT_FILES)
+      .filter((f) => f !== PROFILE_FILE)
+      .map((f) => f.replaceAll('.', '\\.'))
+      .join('|')})$" {
+      ${guarded('try_files $uri =404;')}
     }
     location ~ "/[._]" {
       ${guarded('content_by_lua_block { agentshelf_discovery_not_found() }')}

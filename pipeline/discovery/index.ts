@@ -19,6 +19,7 @@ import { FsPublisher, removeStaleTemporaries } from '../../src/publish/fs.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import type { PipelineContext, Stage, StageResult } from '../stage.js';
 import { BrandBuild, SMALL_FILE, type BrandPlan } from './brand.js';
+import { publishAgentFiles } from './agent-files.js';
 import {
   renderCloudflareRules,
   renderCloudFrontFunction,
@@ -193,6 +194,13 @@ async function publish(ctx: PipelineContext, reader: Db, started: number): Promi
     updated_at: s.updated_at!,
     ...brandUrls(config.FEEDS_URL, s.slug),
   }));
+  changedFiles.push(
+    ...(await publishAgentFiles(publisher, {
+      feedsUrl: config.FEEDS_URL,
+      storeName,
+      brands: entries,
+    })),
+  );
   const home = await publisher.write(
     'index.html',
     renderHomePage({ storeName, indexUrl: `${config.FEEDS_URL}/v1/index.json`, brands: entries }),

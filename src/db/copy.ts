@@ -130,12 +130,16 @@ export function orderByForeignKeys(tables: string[], parents: Map<string, string
   return ordered;
 }
 
-/** The store's tables and their columns, from the database's own catalogue. */
+/**
+ * The store's tables and their columns, from the database's own catalogue; not the tables
+ * derived from others (the search index), which the copy fills again from the copied rows.
+ */
 async function tablesOf(db: Kysely<Database>): Promise<Map<string, string[]>> {
   const tables = await db.introspection.getTables();
+  const derived = dialectOf(db);
   return new Map(
     tables
-      .filter((t) => !t.isView && !MIGRATION_TABLES.has(t.name))
+      .filter((t) => !t.isView && !MIGRATION_TABLES.has(t.name) && !derived.isDerivedTable(t.name))
       .map((t) => [t.name, t.columns.map((c) => c.name)]),
   );
 }
@@ -260,6 +264,8 @@ export async function copyStore(
             await dialectOf(trx).continueSequences(trx, table);
             options.onTable?.(table, sourceCounts.get(table)!);
           }
+          // The search index follows products by triggers, which were off: filled at once.
+          await dialectOf(trx).rebuildDerived(trx);
           await restoreTriggers();
           const tables: TableCount[] = [];
           for (const table of order) {

@@ -1,4 +1,4 @@
-import type { QueryExecutorProvider, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { QueryExecutorProvider, RawBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
 import type { Executor } from './transaction.js';
 import { isPostgres, postgresSql } from './postgres/dialect-sql.js';
 import { isSqlite, sqliteSql } from './sqlite/dialect-sql.js';
@@ -88,6 +88,45 @@ export interface DialectSql {
    * rows' whole texts again, and cost 40% more than reading them one by one (docs/benchmarks.md).
    */
   productPageJson: { aggregate: RawBuilder<Buffer | string> } | { rows: RawBuilder<string> };
+
+  // --- Full-text search of active products (issue 23, migration 20261127060000) ---
+
+  /**
+   * The (brand, variant group) of the active products matching any of `terms` (plain words of
+   * letters and digits) and `filter` (over the products' columns), best match first, then by
+   * group key and brand: one row a group, with its best product's score.
+   */
+  searchGroups(
+    terms: readonly string[],
+    filter: RawBuilder<SqlBool>,
+    page: SearchPage,
+  ): RawBuilder<SearchGroupRow>;
+  /**
+   * Tables the store derives from others (SQLite's full-text index and its shadow tables):
+   * `store copy` leaves them out and fills them again (rebuildDerived) from the copied rows.
+   */
+  isDerivedTable(name: string): boolean;
+  /** Fills the derived tables from the tables they follow. */
+  rebuildDerived(db: QueryExecutorProvider): Promise<void>;
+}
+
+/** A page of search results. */
+export interface SearchPage {
+  limit: number;
+  offset: number;
+  /**
+   * Rank among this many best-matching products at most (a query of common words matches
+   * most of a catalogue; grouping all of them costs a read of each); unset: every match.
+   */
+  maxHits?: number | undefined;
+}
+
+/** One variant group found by a search: its brand, its key (item_group_id, else id), its score. */
+export interface SearchGroupRow {
+  brand: string | null;
+  group_key: string | number;
+  /** Higher is better; comparable within one search only. */
+  score: number;
 }
 
 /** The dialect SQL of the database a Kysely instance (or transaction) talks to. */

@@ -404,6 +404,7 @@ export interface Database {
   analytics_daily_brands: AnalyticsDailyBrandTable;
   analytics_daily_products: AnalyticsDailyProductTable;
   analytics_daily_revenue: AnalyticsDailyRevenueTable;
+  analytics_daily_searches: AnalyticsDailySearchTable;
   change_versions: ChangeVersionTable;
   reports: ReportTable;
   integrations: IntegrationTable;
@@ -494,6 +495,15 @@ export interface AnalyticsDailyTrafficTable {
 
 /** The traffic rollup without the brand: what the daily series and agent breakdown read. */
 export type AnalyticsDailyAgentTable = Omit<AnalyticsDailyTrafficTable, 'brand'>;
+
+/** UCP catalog searches per day x query (lower-cased, spaces collapsed). */
+export interface AnalyticsDailySearchTable {
+  day: string;
+  query: string;
+  searches: number;
+  /** Searches of the query that found nothing. */
+  no_results: number;
+}
 
 /** AI interactions per day x brand slug; fetched = answered 2xx or 304 (discovery). */
 export interface AnalyticsDailyBrandTable {

@@ -16,7 +16,8 @@ export function repoRoot(): string {
 
 // RFC 3986 characters of an absolute URI: a scheme, then only unreserved, reserved and
 // percent-encoded characters (no spaces, quotes, angle brackets or braces).
-const URI = /^[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
+export const URI =
+  /^[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
 
 /** ajv (JSON Schema 2020-12) validating against vendor/acp/schema.feed.json#/$defs/Product. */
 export function loadAcpProductValidator() {

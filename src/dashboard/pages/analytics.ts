@@ -6,6 +6,7 @@ import {
   resolvePeriod,
   type Period,
 } from '../../domain/analytics/metrics.js';
+import { searchAnalytics } from '../../domain/analytics/searches.js';
 import { renderBarChart, renderLineChart } from '../../reports/charts.js';
 import { createReport, findReadyReport, listReports } from '../../domain/reports/reports.js';
 import { reportFilePath } from '../../domain/reports/files.js';
@@ -171,6 +172,26 @@ async function analyticsSection(deps: DashContext['deps'], period: Period): Prom
   }`;
 }
 
+/** What agents searched the UCP catalog for, and what they could not find. */
+async function searchesSection(deps: DashContext['deps'], period: Period): Promise<Html> {
+  const { top_queries, top_without_results } = await searchAnalytics(deps.db, period, 10);
+  const rows = (list: typeof top_queries) =>
+    list.map((q) => [q.query, number(q.searches), number(q.no_results)]);
+  const headers = ['Query', 'Searches', 'Found nothing'];
+  return markup`<h2>What agents searched for</h2>
+    ${
+      top_queries.length === 0
+        ? markup`<p>No agent searched the catalog (UCP) in this period.</p>`
+        : table(headers, rows(top_queries))
+    }
+    <h2>Searched for, not found</h2>
+    ${
+      top_without_results.length === 0
+        ? markup`<p>Every search in this period found something.</p>`
+        : table(headers, rows(top_without_results))
+    }`;
+}
+
 /** The reports form (for a key that may write) and the last ten reports. */
 async function reportsSection(
   dash: DashContext,
@@ -232,7 +253,8 @@ async function renderAnalytics(
   let body: Html;
   try {
     const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
-    body = await cachedSection(deps, period, () => analyticsSection(deps, period));
+    body = markup`${await cachedSection(deps, period, () => analyticsSection(deps, period))}
+      ${await searchesSection(deps, period)}`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     body = markup`<div class="error" role="alert">${err.message}</div>`;

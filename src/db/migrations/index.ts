@@ -12,7 +12,9 @@ import * as m20261126010000 from './20261126010000_several_processes.js';
 import * as m20261126000000 from './20261126000000_key_change_notify.js';
 import * as m20261126020000 from './20261126020000_change_versions.js';
 import * as m20261127000000 from './20261127000000_sync_staging.js';
+import * as m20261127060000 from './20261127060000_product_search.js';
 import * as m20261127060500 from './20261127060500_publications.js';
+import * as m20261127061500 from './20261127061500_analytics_searches.js';
 import * as m20261127063000 from './20261127063000_feed_profiles.js';
 import * as m20261127064500 from './20261127064500_feed_deliveries.js';
 
@@ -34,7 +36,9 @@ export const migrations: Record<string, Migration> = {
   '20261126000000_key_change_notify': m20261126000000,
   '20261126020000_change_versions': m20261126020000,
   '20261127000000_sync_staging': m20261127000000,
+  '20261127060000_product_search': m20261127060000,
   '20261127060500_publications': m20261127060500,
+  '20261127061500_analytics_searches': m20261127061500,
   '20261127063000_feed_profiles': m20261127063000,
   '20261127064500_feed_deliveries': m20261127064500,
 };

@@ -3,6 +3,7 @@ import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
 import { postgresMultiProcessSql } from './multi-process-sql.js';
 import { pgProductArrayJsonBlob, pgProductJsonBlob } from './product-json.js';
+import { pgSearchGroups } from './product-search.js';
 
 /** Whether a Kysely instance (or transaction) talks to PostgreSQL. */
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -24,6 +25,10 @@ export const postgresSql: DialectSql = {
   unindexed: (column) => sql.ref(checkIdentifier('unindexed', column)),
   productJson: pgProductJsonBlob,
   productPageJson: { aggregate: pgProductArrayJsonBlob },
+  searchGroups: pgSearchGroups,
+  // The search index is an index: PostgreSQL keeps it, and a copy rebuilds it with the rows.
+  isDerivedTable: () => false,
+  rebuildDerived: async () => {},
   // Several processes on one store (issue 14, branch pgmulti).
   ...postgresMultiProcessSql,
 };

@@ -102,7 +102,7 @@ type Counts<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
  * Adds rows to a rollup: insert, or add the counts to the row of the same key. Rows must have
  * distinct keys (callers aggregate first).
  */
-async function addToRollup<T extends keyof Database & string>(
+export async function addToRollup<T extends keyof Database & string>(
   db: Executor,
   table: T,
   keys: readonly (keyof Database[T] & string)[],

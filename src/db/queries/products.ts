@@ -42,7 +42,11 @@ export async function findProductJsonById(db: Executor, id: string): Promise<Buf
  * test keeps SQLite off the category index (the documented unary-plus hint), so it walks
  * the catalogue in creation order and tests each row instead.
  */
-function inCategory(db: Executor, c: string, options: { useIndex: boolean }): RawBuilder<SqlBool> {
+export function inCategory(
+  db: Executor,
+  c: string,
+  options: { useIndex: boolean },
+): RawBuilder<SqlBool> {
   const column = options.useIndex ? sql.ref('category') : dialectOf(db).unindexed('category');
   return sql<SqlBool>`(${column} = ${c} or (${column} >= ${`${c} > `} and ${column} < ${`${c} >!`}))`;
 }

@@ -2,6 +2,7 @@ import { SqliteAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
 import { productJsonBlob, productJsonString } from './product-json.js';
+import { isSqliteSearchTable, rebuildSqliteSearch, sqliteSearchGroups } from './product-search.js';
 
 /** Whether a Kysely instance (or transaction) talks to SQLite. */
 export function isSqlite(db: QueryExecutorProvider): boolean {
@@ -62,4 +63,7 @@ export const sqliteSql: DialectSql = {
   unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
   productJson: productJsonBlob,
   productPageJson: { rows: productJsonString },
+  searchGroups: sqliteSearchGroups,
+  isDerivedTable: isSqliteSearchTable,
+  rebuildDerived: rebuildSqliteSearch,
 };

@@ -25,6 +25,14 @@ export interface AccessRecord {
    * x-edge-request-id) or a hash of the log line. Null for the server's own log.
    */
   dedupeKey: string | null;
+  /**
+   * A UCP catalog call (issue 23): the agent profile it names (the `UCP-Agent` header or the
+   * MCP call's `meta["ucp-agent"].profile`), null when it names none. Undefined for any other
+   * request. A catalog call is an AI interaction whoever makes it.
+   */
+  ucpAgent?: string | null;
+  /** A catalog search with a query: the query and how many products it found. */
+  search?: { query: string; results: number };
   /** Where it came from: `server` (discovery server), `export` (feed export), `nginx`, `cloudflare`, `cloudfront`. */
   source: 'server' | 'export' | 'nginx' | 'cloudflare' | 'cloudfront';
 }

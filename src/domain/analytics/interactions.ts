@@ -28,7 +28,9 @@ import { storedTimestamp } from '../../db/timestamps.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { SLUG_PATTERN } from '../discovery/slug.js';
 import type { AccessRecord, AgentClass } from './access-record.js';
+import { signatureAgentName } from './agents.js';
 import { classifyAgent } from './classify.js';
+import { recordSearches } from './searches.js';
 import { keptText } from '../../text.js';
 
 export interface RecordResult {
@@ -113,10 +115,29 @@ export async function recordAccess(
   records: AccessRecord[],
   options: RecordOptions = {},
 ): Promise<RecordResult> {
-  const rows = records.map((r) =>
-    accessRow(r, classifyAgent(r.userAgent, r.signatureAgent, r.verified)),
-  );
-  return storeInteractions(db, rows, options);
+  const rows = records.map((r) => accessRow(r, whoMade(r)));
+  if (!records.some((r) => r.search)) return storeInteractions(db, rows, options);
+  return withTransaction(db, async (trx) => {
+    const result = await storeInteractions(trx, rows, options);
+    await recordSearches(trx, records);
+    return result;
+  });
+}
+
+/**
+ * Who made a request: its user agent and Signature-Agent (classifyAgent); a UCP catalog call
+ * that no known AI agent made is the `agent` its UCP-Agent profile names (by the profile's
+ * host), or `UCP agent` when it names none: only agents call the catalog.
+ */
+function whoMade(r: AccessRecord): AgentClass {
+  const who = classifyAgent(r.userAgent, r.signatureAgent, r.verified);
+  if (r.ucpAgent === undefined || isAiKind(who.kind)) return who;
+  return {
+    agent: r.ucpAgent ? signatureAgentName(r.ucpAgent) : 'UCP agent',
+    operator: null,
+    kind: 'agent',
+    verified: false,
+  };
 }
 
 /** An event as validated by the events API (analytics/events.ts). */

@@ -186,3 +186,11 @@ export const ProductAnalyticsPage = z.object({
     has_more: z.boolean(),
   }),
 });
+
+const SearchTotal = z.object({ query: z.string(), searches: z.int(), no_results: z.int() });
+
+export const SearchAnalyticsResponse = z.object({
+  period: PeriodOut,
+  top_queries: z.array(SearchTotal),
+  top_without_results: z.array(SearchTotal),
+});

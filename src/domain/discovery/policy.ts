@@ -6,6 +6,7 @@
  */
 import { ACP_VERSION } from './acp.js';
 import { SLUG_PATTERN } from './slug.js';
+import { CACHE_PROFILE, PROFILE_FILE } from '../ucp/profile.js';
 
 export const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
@@ -53,11 +54,29 @@ export function rateWindows(limits: { minute: number; hour: number; day: number 
   return all.filter((w) => w.max > 0);
 }
 
+/**
+ * The files agents look for at the root of the tree (issue 23), each with its type and
+ * caching: the UCP business profile (UCP asks for `public` and a max-age of 60 s at least),
+ * robots.txt, sitemap.xml, llms.txt. Nothing else outside /v1/ is served.
+ */
+export const ROOT_FILES: Readonly<Record<string, { type: string; cache: string }>> = {
+  [PROFILE_FILE]: { type: 'application/json; charset=utf-8', cache: CACHE_PROFILE },
+  'robots.txt': { type: 'text/plain; charset=utf-8', cache: CACHE_CONTENT },
+  'sitemap.xml': { type: 'application/xml; charset=utf-8', cache: CACHE_CONTENT },
+  'llms.txt': { type: 'text/plain; charset=utf-8', cache: CACHE_CONTENT },
+};
+
+const rootFile = (file: string) => (Object.hasOwn(ROOT_FILES, file) ? ROOT_FILES[file] : undefined);
+
 export function cacheControlFor(file: string): string {
+  const root = rootFile(file);
+  if (root) return root.cache;
   return file === 'v1/index.json' ? CACHE_INDEX : CACHE_CONTENT;
 }
 
 export function contentTypeFor(file: string): string | undefined {
+  const root = rootFile(file);
+  if (root) return root.type;
   const dot = file.lastIndexOf('.');
   return dot < 0 ? undefined : CONTENT_TYPES[file.slice(dot)];
 }
@@ -68,7 +87,7 @@ export type Resolution =
 
 /**
  * Maps a request path to a published file, relative to PUBLIC_DIR, or says why not.
- * `/` is the home page, `/v1/brands/<slug>` the brand's JSON, a trailing `/` a directory's
+ * `/` is the home page, the ROOT_FILES are themselves, `/v1/brands/<slug>` the brand's JSON, a trailing `/` a directory's
  * index.html. The path is decoded once; anything that could leave PUBLIC_DIR or reach a file
  * that is not part of the registry is refused: `.` and `..` segments, empty segments,
  * backslashes, NUL, hidden (`.x`) and underscore (`_headers`) names, and every extension
@@ -86,6 +105,7 @@ export function resolvePublicPath(rawPath: string): Resolution {
   const brand = brandOfSegments(segments);
   if (decoded.includes('\0') || decoded.includes('\\')) return { error: 'not_found', brand };
   if (decoded === '/') return { file: 'index.html', brand };
+  if (rootFile(decoded.slice(1))) return { file: decoded.slice(1), brand };
   // Only the registry is public: anything else PUBLIC_DIR may hold is not served.
   if (segments[0] !== 'v1') return { error: 'not_found', brand };
   const last = segments.length - 1;

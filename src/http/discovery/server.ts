@@ -25,6 +25,11 @@ import {
 } from './file-cache.js';
 import { IpRateLimiter } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
+import type { AccessRecord } from '../../domain/analytics/access-record.js';
+import { serveUcp, ucpRouteOf } from './ucp.js';
+import type { CatalogDeps } from '../../domain/ucp/catalog.js';
+import { CursorSigner } from '../../domain/ucp/cursor.js';
+import { SecretBox } from '../../domain/integrations/secret-box.js';
 import { baseUrl, closeGracefully, listen } from '../listen.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
 import {
@@ -91,8 +96,14 @@ export async function startDiscoveryServer(
     currency: config.DEFAULT_CURRENCY,
   });
   const recorder = requestRecorder(options, requests);
+  const catalog: CatalogDeps = {
+    db: options.db,
+    storeName: config.STORE_NAME,
+    currency: config.DEFAULT_CURRENCY,
+    cursors: new CursorSigner(() => new SecretBox(config).currentKey().key),
+  };
   const server = http.createServer(
-    requestHandler({ cache, limiter, recorder, now, logger: options.logger, config }),
+    requestHandler({ catalog, cache, limiter, recorder, now, logger: options.logger, config }),
   );
   server.keepAliveTimeout = 5_000;
   let port: number;
@@ -155,12 +166,16 @@ function markerWatch(
   };
 }
 
+/** What a UCP catalog call adds to its request's record (AccessRecord.ucpAgent, .search). */
+type UcpRecord = Pick<AccessRecord, 'ucpAgent' | 'search'>;
+
 type RecordRequest = (
   at: Date,
   req: http.IncomingMessage,
   urlPath: string,
   status: number,
   bytes: number,
+  ucp?: UcpRecord,
 ) => void;
 
 /**
@@ -177,10 +192,11 @@ function requestRecorder(
     options.webBotAuth ?? { allowPrivate: config.ALLOW_PRIVATE_TARGETS },
   );
   const verifying = new Set<Promise<void>>();
-  const record: RecordRequest = (at, req, urlPath, status, bytes) => {
+  const record: RecordRequest = (at, req, urlPath, status, bytes, ucp) => {
     if (!recording) return;
     const signature = req.headers['signature-agent'];
     const entry = {
+      ...ucp,
       at,
       method: req.method ?? 'GET',
       path: urlPath,
@@ -242,6 +258,7 @@ function sendError(
 }
 
 interface HandlerParts {
+  catalog: CatalogDeps;
   cache: FileCache;
   limiter: IpRateLimiter;
   recorder: { record: RecordRequest };
@@ -323,16 +340,28 @@ function requestHandler(parts: HandlerParts): http.RequestListener {
     const decision = limiter.hit(clientAddress(req, trustProxy));
     const limitHeaders =
       decision.remaining === null ? [] : ['X-RateLimit-Remaining', String(decision.remaining)];
+    const failed = (err: unknown) => {
+      logger.error({ err, path: urlPath }, 'discovery: could not answer');
+      if (res.headersSent) res.destroy();
+      else sendError(req, res, 'internal', 'the request could not be answered', limitHeaders);
+      record(at, req, urlPath, 500, 0);
+    };
+    const route = ucpRouteOf(urlPath);
+    if (route && decision.allowed) {
+      serveUcp(req, res, route, parts.catalog, limitHeaders).then((outcome) => {
+        const header = req.headers['ucp-agent'];
+        const search = outcome.call?.query === undefined ? undefined : outcome.call;
+        record(at, req, urlPath, outcome.status, outcome.bytes, {
+          ucpAgent: outcome.agentProfile ?? (typeof header === 'string' ? header : null),
+          ...(search ? { search: { query: search.query!, results: search.results } } : {}),
+        });
+      }, failed);
+      return;
+    }
     const refused = refusal(req, res, resolved, decision, limitHeaders);
     if (refused) return record(at, req, urlPath, refused[0], refused[1]);
     if ('error' in resolved) return; // answered by refusal()
     const done = (outcome: [number, number]) => record(at, req, urlPath, outcome[0], outcome[1]);
-    const failed = (err: unknown) => {
-      logger.error({ err, path: urlPath }, 'discovery: could not serve a published file');
-      if (res.headersSent) res.destroy();
-      else sendError(req, res, 'internal', 'file: could not be read', limitHeaders);
-      record(at, req, urlPath, 500, 0);
-    };
     const hit = cache.get(resolved.file);
     if (hit) {
       // The hot path: a file in memory is answered without waiting on anything.

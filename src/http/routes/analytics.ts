@@ -16,13 +16,16 @@ import {
   AnalyticsResponse,
   ConversionsResponse,
   ProductAnalyticsPage,
+  SearchAnalyticsResponse,
 } from '../../domain/analytics/schemas.js';
+import { searchAnalytics } from '../../domain/analytics/searches.js';
 import type { ProductSort } from '../../db/queries/analytics.js';
 import { defineRoute, type RouteDeps } from '../route.js';
 import {
   AnalyticsQueryString,
   PeriodQueryString,
   ProductAnalyticsQueryString,
+  SearchAnalyticsQueryString,
 } from '../schemas/analytics.js';
 import { ErrorResponses } from './shared.js';
 
@@ -142,6 +145,25 @@ export const analyticsRoutes = [
           })),
         },
       };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/analytics/searches',
+    operationId: 'getSearchAnalytics',
+    summary:
+      'What agents searched the UCP catalog for in the period: the queries searched most, and the queries that most often found nothing (lower-cased, spaces collapsed)',
+    tag: 'Analytics',
+    permission: 'read',
+    query: SearchAnalyticsQueryString,
+    responses: {
+      200: { description: 'The two lists', schema: SearchAnalyticsResponse },
+      ...ErrorResponses,
+    },
+    handler: async ({ query }, deps) => {
+      const period = resolvePeriod(query, deps.now());
+      const lists = await searchAnalytics(deps.db, period, query.limit);
+      return { body: { period: presentPeriod(period), ...lists } };
     },
   }),
   defineRoute({

@@ -4,6 +4,7 @@ import {
   PeriodQuery,
   ProductSortField,
 } from '../../domain/analytics/schemas.js';
+import { z } from 'zod';
 import { doc, docFields } from './registry.js';
 import { pageQuery } from './shared.js';
 
@@ -11,6 +12,11 @@ import { pageQuery } from './shared.js';
 export const ProductAnalyticsQueryString = PeriodQuery.extend({
   ...pageQuery,
   sort: ProductSortField.default('interactions'),
+});
+
+/** GET /v1/analytics/searches: the period, and how many queries of each list. */
+export const SearchAnalyticsQueryString = PeriodQuery.extend({
+  limit: z.coerce.number<string>().int().min(1).max(100).default(20),
 });
 
 export { AnalyticsQuery as AnalyticsQueryString, PeriodQuery as PeriodQueryString };
@@ -40,3 +46,6 @@ docFields(
   },
   { id: 'AnalyticsEvent', description: 'One interaction reported by the merchant' },
 );
+docFields(SearchAnalyticsQueryString, {
+  limit: 'How many queries each list holds (1-100, default 20)',
+});

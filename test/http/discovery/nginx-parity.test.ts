@@ -103,6 +103,11 @@ t.test(
       ['/v1/index.json', {}, 'POST'],
       ['/v1/index.json', {}, 'HEAD'],
       ['/v1/index.json', { Origin: 'https://agent.example' }, 'OPTIONS'],
+      ['/.well-known/ucp', {}],
+      ['/robots.txt', {}],
+      ['/sitemap.xml', {}],
+      ['/llms.txt', {}],
+      ['/.well-known/other', {}],
     ];
     for (const [target, headers, method] of requests) {
       const label = `${method ?? 'GET'} ${target} ${JSON.stringify(headers)}`;
