@@ -53,6 +53,9 @@ const common = {
   target: `node${major}`,
   logLevel: 'warning',
   legalComments: 'none',
+  // ssh2 (SFTP deliveries) tries cpu-features, an optional native addon, inside a try: it is
+  // not built here (no install scripts) and not bundled; ssh2 goes on without it.
+  external: ['cpu-features'],
   define: {
     __AGENTSHELF_BUNDLE__: 'true',
     __AGENTSHELF_VERSION__: JSON.stringify(pkg.version),

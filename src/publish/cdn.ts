@@ -38,10 +38,13 @@ export const CLOUDFRONT_BATCH = 1000;
  * The public URLs of changed keys, for a purge: a compressed sibling's URL is its plain file's
  * (the CDN serves both at that address), a page's is its directory (`/v1/brands/x/`), the home
  * page's `/`; the serving rules (`_headers`, `_redirects`) are not served and not purged. In
- * the purge order: brand URLs (sorted), then index.json, then the home page, each once.
+ * the purge order: brand URLs (sorted), then the root files that name them (sitemap.xml,
+ * llms.txt, ...), then index.json, then the home page, each once.
  */
 export function purgeUrlsOf(changed: readonly string[], feedsUrl: string): string[] {
   const brands = new Set<string>();
+  // The root files agents look for (sitemap.xml, llms.txt, ...) name the brands: after them.
+  const naming = new Set<string>();
   let index = false;
   let home = false;
   for (const key of changed) {
@@ -49,11 +52,13 @@ export function purgeUrlsOf(changed: readonly string[], feedsUrl: string): strin
     if (plain.startsWith('_') || plain.startsWith('cdn/')) continue;
     if (plain === 'index.html') home = true;
     else if (plain === 'v1/index.json') index = true;
+    else if (!plain.startsWith('v1/')) naming.add(`${feedsUrl}/${plain}`);
     else if (plain.endsWith('/index.html')) brands.add(`${feedsUrl}/${plain.slice(0, -10)}`);
     else brands.add(`${feedsUrl}/${plain}`);
   }
   return [
     ...[...brands].sort(),
+    ...[...naming].sort(),
     ...(index ? [`${feedsUrl}/v1/index.json`] : []),
     ...(home ? [`${feedsUrl}/`] : []),
   ];

@@ -55,7 +55,7 @@ export function siblingOf(key: string): { plain: string; encoding: 'gzip' | 'br'
 
 /**
  * The manifest of the tree under `root` as it is now: every file but hidden ones (temporaries,
- * the publication marker), with the entries of `known` reused where size and modification time
+ * the publication marker; `.well-known/` is published), with the entries of `known` reused where size and modification time
  * still match, and the rest hashed from disk. `typeOf` gives a plain file's content type.
  */
 export async function scanTree(
@@ -73,7 +73,8 @@ export async function scanTree(
       throw err;
     }
     for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
+      // Hidden entries are ours (temporaries, the marker), but for /.well-known/ (the UCP profile).
+      if (e.name.startsWith('.') && !(prefix === '' && e.name === '.well-known')) continue;
       const full = path.join(dir, e.name);
       const key = prefix ? `${prefix}/${e.name}` : e.name;
       if (e.isDirectory()) await walk(full, key);

@@ -113,11 +113,15 @@ function plainKeyOf(key: string): string {
   return siblingOf(key)?.plain ?? key;
 }
 
-/** The upload step of a key: 0 brand objects and the rest, 1 index.json, 2 the home page. */
+/**
+ * The upload step of a key: 0 the registry's objects under v1/ (brands, their feeds and pages),
+ * 1 the files that name them (index.json, and the root files agents look for: sitemap.xml,
+ * llms.txt, robots.txt, .well-known/ucp), 2 the home page.
+ */
 function stepOf(key: string): number {
   const plain = plainKeyOf(key);
-  if (plain === 'v1/index.json') return 1;
   if (plain === 'index.html') return 2;
+  if (plain === INDEX || !plain.startsWith('v1/')) return 1;
   return 0;
 }
 

@@ -41,6 +41,8 @@ const ACME_URLS = [
   `${FEEDS}/v1/brands/acme/`,
   `${FEEDS}/v1/feeds/acme/products.json`,
   `${FEEDS}/v1/feeds/acme/products.ndjson`,
+  // The sitemap names every brand page: a new brand changes it.
+  `${FEEDS}/sitemap.xml`,
   `${FEEDS}/v1/index.json`,
   `${FEEDS}/`,
 ];
@@ -49,6 +51,7 @@ t.test('purge URLs: plain addresses, pages as directories, index then home last'
   t.same(
     purgeUrlsOf(
       [
+        'sitemap.xml',
         'v1/brands/a.json.gz',
         'v1/brands/a.json',
         'v1/brands/a',
@@ -63,6 +66,7 @@ t.test('purge URLs: plain addresses, pages as directories, index then home last'
       `${FEEDS}/v1/brands/a`,
       `${FEEDS}/v1/brands/a.json`,
       `${FEEDS}/v1/brands/a/`,
+      `${FEEDS}/sitemap.xml`,
       `${FEEDS}/v1/index.json`,
       `${FEEDS}/`,
     ],
@@ -151,7 +155,17 @@ t.test('webhook: discovery.published {urls} goes through the outbox', async (t) 
     .execute();
   t.equal(events.length, 1);
   const data = JSON.parse(String(events[0]!.data)) as { urls: string[]; publication_id: string };
-  t.same(data.urls, ACME_URLS);
+  // The first publication: every root file agents look for is new too, after the brand's.
+  const [home, index, sitemap] = [ACME_URLS.at(-1)!, ACME_URLS.at(-2)!, ACME_URLS.at(-3)!];
+  t.same(data.urls, [
+    ...ACME_URLS.slice(0, -3),
+    `${FEEDS}/.well-known/ucp`,
+    `${FEEDS}/llms.txt`,
+    `${FEEDS}/robots.txt`,
+    sitemap,
+    index,
+    home,
+  ]);
   t.match(data.publication_id, /^pub_/);
 });
 

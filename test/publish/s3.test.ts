@@ -47,12 +47,15 @@ t.test('the tree goes to the bucket: changed objects only, brands before the ind
   t.ok(at('v1/brands/acme.json.gz') < at('v1/brands/acme.json'), 'a sibling before its file');
   const lastBrand = Math.max(...sent.filter((k) => k.startsWith('v1/brands/')).map(at));
   t.ok(lastBrand < at('v1/index.json'), 'every brand object before index.json');
+  t.ok(lastBrand < at('sitemap.xml'), 'and before the sitemap, which names the brand pages');
+  t.ok(at('sitemap.xml') < at('index.html'), 'the sitemap before the home page');
   t.ok(at('v1/index.json') < at('index.html'), 'index.json before the home page');
   t.equal(sent.length, new Set(sent).size, 'each object once');
   t.notOk(
-    sent.some((k) => k.startsWith('.')),
+    sent.some((k) => k.startsWith('.') && !k.startsWith('.well-known/')),
     'no hidden file (marker, temporaries)',
   );
+  t.ok(at('.well-known/ucp') >= 0, 'the UCP profile is published (/.well-known/ucp)');
   t.notOk(
     sent.some((k) => k.startsWith('_') || k.startsWith('cdn/')),
     'no serving rule (_headers, cdn/): they configure the CDN',
