@@ -8,7 +8,6 @@
  */
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
-import { isValidGtin } from '../../fields.js';
 import { formatMinorUnits } from '../../money.js';
 import { dropForbiddenCharacters as clean } from '../record.js';
 import {
@@ -23,6 +22,8 @@ import {
   type ChannelSettings,
   type ChannelValue,
   type FlatProfile,
+  checkedCondition,
+  checkedGtin,
 } from './profile.js';
 
 export const GOOGLE_COLUMNS = [
@@ -55,8 +56,6 @@ export const CONSUMER_NOTICE_FIELDS = ['consumer_notice_type', 'consumer_notice_
 export const CONSUMER_NOTICE_TYPES = ['legal_disclaimer', 'safety_warning', 'prop_65'] as const;
 const NOTICE_TYPES: ReadonlySet<string> = new Set(CONSUMER_NOTICE_TYPES);
 const AVAILABILITY = new Set(['in_stock', 'out_of_stock', 'preorder', 'backorder']);
-const CONDITIONS = new Set(['new', 'refurbished', 'used']);
-
 /** Optional attributes Merchant Center caps, and their caps (characters). */
 const OPTIONAL_CAPS: readonly [field: string, max: number][] = [
   ['mpn', 70],
@@ -153,16 +152,8 @@ function mapGoogle(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
     issues.push(I.brandTooLong);
     brand = '';
   }
-  let gtin = clean(textOf(a.gtin));
-  if (gtin !== '' && !isValidGtin(gtin)) {
-    issues.push(I.gtinInvalid);
-    gtin = '';
-  }
-  let condition = textOf(a.condition);
-  if (condition !== '' && !CONDITIONS.has(condition)) {
-    issues.push(I.conditionInvalid);
-    condition = '';
-  }
+  const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
+  const condition = checkedCondition(a.condition, I.conditionInvalid, issues);
   let nativeCommerce = '';
   if (typeof a.native_commerce === 'boolean') nativeCommerce = String(a.native_commerce);
   else if (a.native_commerce !== undefined) issues.push(I.nativeCommerceInvalid);

@@ -8,7 +8,6 @@
  */
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
-import { isValidGtin } from '../../fields.js';
 import { formatMinorUnits } from '../../money.js';
 import { dropForbiddenCharacters as clean } from '../record.js';
 import {
@@ -24,6 +23,8 @@ import {
   type ChannelItem,
   type ChannelSettings,
   type FlatProfile,
+  checkedCondition,
+  checkedGtin,
 } from './profile.js';
 
 export const OPENAI_COLUMNS = [
@@ -63,8 +64,6 @@ const AVAILABILITY: Readonly<Record<string, string>> = {
   preorder: 'pre_order',
   backorder: 'backorder',
 };
-const CONDITIONS = new Set(['new', 'refurbished', 'used']);
-
 const I = {
   itemId: requiredText('item_id', 100, 'item_id'),
   title: requiredText('title', 150, 'title'),
@@ -110,16 +109,8 @@ function mapOpenAi(p: CatalogueProduct, s: ChannelSettings): ChannelItem {
   if (additional.length < images.length - 1) issues.push(I.additionalImageInvalid);
   const givenAvailability = p.givenAvailability ?? p.availability;
   const availability = AVAILABILITY[givenAvailability] ?? '';
-  let gtin = clean(textOf(a.gtin));
-  if (gtin !== '' && !isValidGtin(gtin)) {
-    issues.push(I.gtinInvalid);
-    gtin = '';
-  }
-  let condition = textOf(a.condition);
-  if (condition !== '' && !CONDITIONS.has(condition)) {
-    issues.push(I.conditionInvalid);
-    condition = '';
-  }
+  const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
+  const condition = checkedCondition(a.condition, I.conditionInvalid, issues);
   const group = p.itemGroupId === undefined ? '' : clean(p.itemGroupId);
   const options = group === '' ? {} : variantOptions(p);
   if (group !== '' && Object.keys(options).length === 0) issues.push(I.variantDictMissing);

@@ -8,7 +8,8 @@
  */
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
-import { codePointLength } from '../../fields.js';
+import { codePointLength, isValidGtin } from '../../fields.js';
+import { dropForbiddenCharacters as clean } from '../record.js';
 import type { FeedFormat, FeedProfile } from '../../../db/schema.js';
 
 /** One value of a record: text ('' = none), a list, or a map of names to text. */
@@ -140,6 +141,29 @@ export function requiredLink(field: string, max: number | undefined, what = fiel
 export function textOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return '';
+}
+
+/** The conditions the OpenAI, Google and Stripe specs take. */
+const CONDITIONS = new Set(['new', 'refurbished', 'used']);
+
+/** The product's GTIN, or '' with `invalid` pushed when its check digit is wrong. */
+export function checkedGtin(value: unknown, invalid: ChannelIssue, issues: ChannelIssue[]): string {
+  const gtin = clean(textOf(value));
+  if (gtin === '' || isValidGtin(gtin)) return gtin;
+  issues.push(invalid);
+  return '';
+}
+
+/** The product's condition, or '' with `invalid` pushed when it is not new, refurbished or used. */
+export function checkedCondition(
+  value: unknown,
+  invalid: ChannelIssue,
+  issues: ChannelIssue[],
+): string {
+  const condition = textOf(value);
+  if (condition === '' || CONDITIONS.has(condition)) return condition;
+  issues.push(invalid);
   return '';
 }
 

@@ -8,7 +8,6 @@
  */
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
-import { isValidGtin } from '../../fields.js';
 import { formatMinorUnits } from '../../money.js';
 import { dropForbiddenCharacters as clean } from '../record.js';
 import {
@@ -21,6 +20,8 @@ import {
   type ChannelItem,
   type ChannelSettings,
   type FlatProfile,
+  checkedCondition,
+  checkedGtin,
 } from './profile.js';
 
 export const STRIPE_COLUMNS = [
@@ -44,8 +45,6 @@ export const STRIPE_COLUMNS = [
 ] as const;
 
 const AVAILABILITY = new Set(['in_stock', 'out_of_stock', 'preorder', 'backorder']);
-const CONDITIONS = new Set(['new', 'refurbished', 'used']);
-
 const I = {
   id: requiredText('id', 100, 'id'),
   title: requiredText('title', 150, 'title'),
@@ -76,16 +75,8 @@ function mapStripe(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
   const additional = images.slice(1).filter((u) => isLinkAsGiven(u));
   if (additional.length < images.length - 1) issues.push(I.additionalImageInvalid);
   const availability = p.givenAvailability ?? p.availability;
-  let gtin = clean(textOf(a.gtin));
-  if (gtin !== '' && !isValidGtin(gtin)) {
-    issues.push(I.gtinInvalid);
-    gtin = '';
-  }
-  let condition = textOf(a.condition);
-  if (condition !== '' && !CONDITIONS.has(condition)) {
-    issues.push(I.conditionInvalid);
-    condition = '';
-  }
+  const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
+  const condition = checkedCondition(a.condition, I.conditionInvalid, issues);
   const record = {
     id: clean(p.id),
     title: clean(p.name),
