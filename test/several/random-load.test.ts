@@ -15,7 +15,7 @@ import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl } from '../support/integrations.js';
 import { startReceiver, waitUntil, type ReceivedRequest } from '../support/receiver.js';
 import { productBody } from '../support/server.js';
-import { openShared, serveShared, sharedStore } from '../support/several.js';
+import { countersEqualRecount, openShared, serveShared, sharedStore } from '../support/several.js';
 
 const SERVE_ENV = {
   ALLOW_PRIVATE_TARGETS: 'true',
@@ -219,33 +219,7 @@ t.test(
     t.equal(keyed.length, keyedIds.size, 'one product per Idempotency-Key');
 
     // Counters equal a recount.
-    const byStatus = await store.db
-      .selectFrom('products')
-      .select(({ fn }) => ['status', fn.countAll<number>().as('n')])
-      .groupBy('status')
-      .execute();
-    const counted = Object.fromEntries(byStatus.map((r) => [r.status, Number(r.n)]));
-    for (const row of await store.db.selectFrom('product_counts').selectAll().execute()) {
-      t.equal(Number(row.count), counted[row.status] ?? 0, `product_counts ${row.status}`);
-    }
-    const recount = await store.db
-      .selectFrom('products')
-      .where('category', 'is not', null)
-      .select(({ fn }) => ['category', 'status', fn.countAll<number>().as('n')])
-      .groupBy(['category', 'status'])
-      .execute();
-    const kept = await store.db
-      .selectFrom('category_counts')
-      .selectAll()
-      .where('count', '!=', 0)
-      .execute();
-    const asKeys = (rows: { category: string | null; status: string; n: unknown }[]) =>
-      rows.map((r) => `${r.category}|${r.status}|${Number(r.n)}`).sort();
-    t.same(
-      asKeys(kept.map((r) => ({ ...r, n: r.count }))),
-      asKeys(recount),
-      'category_counts equal a recount',
-    );
+    await countersEqualRecount(t, store.db);
 
     // Analytics rollups equal a recount of the interactions stored (each event id once).
     const stored = await store.db

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Test } from 'tap';
-import { openStoreAt, type Store, type StoreLocation } from '../../src/db/store.js';
+import { openStoreAt, type Db, type Store, type StoreLocation } from '../../src/db/store.js';
 import { runCli, startServe, type ServeProcess } from './cli.js';
 import { testStoreEnv } from './store.js';
 import { ownTestDir } from './testdir.js';
@@ -60,4 +60,39 @@ export async function serveShared(
     await served.exited;
   });
   return served;
+}
+
+/**
+ * The catalogue's kept counters against a recount of the products: every product_counts row,
+ * and the category_counts rows that are not zero, as the several-process tests check them
+ * after their load.
+ */
+export async function countersEqualRecount(t: Test, db: Db): Promise<void> {
+  const byStatus = await db
+    .selectFrom('products')
+    .select(({ fn }) => ['status', fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
+  const counted = Object.fromEntries(byStatus.map((r) => [r.status, Number(r.n)]));
+  for (const row of await db.selectFrom('product_counts').select(['status', 'count']).execute()) {
+    t.equal(Number(row.count), counted[row.status] ?? 0, `product_counts ${row.status}`);
+  }
+  const recount = await db
+    .selectFrom('products')
+    .where('category', 'is not', null)
+    .select(({ fn }) => ['category', 'status', fn.countAll<number>().as('n')])
+    .groupBy(['category', 'status'])
+    .execute();
+  const kept = await db
+    .selectFrom('category_counts')
+    .select(['category', 'status', 'count'])
+    .where('count', '!=', 0)
+    .execute();
+  const asKeys = (rows: { category: string | null; status: string; n: unknown }[]) =>
+    rows.map((r) => `${r.category}|${r.status}|${Number(r.n)}`).sort();
+  t.same(
+    asKeys(kept.map((r) => ({ ...r, n: r.count }))),
+    asKeys(recount),
+    'category_counts equal a recount',
+  );
 }
