@@ -38,9 +38,12 @@ run: build
 # of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
 # the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
 # Both big passes run two files at a time (TAP_JOBS=2: tap's default on 2 cores is one, all
-# cores but one): each file has its own directory, store, ports and, on PostgreSQL, cluster,
-# and a file waits on its server, its children and the store much of the time. No pass
-# collects coverage (a quarter of the CPU time); `make coverage` gives the report.
+# cores but one), and the three passes run at once (--together): each file has its own
+# directory, store, ports and, on PostgreSQL, cluster, and a file waits on its server, its
+# children and the store much of the time, so one pass alone left the cores idle a fifth of
+# the run. Waits in tests are on events, with deadlines of a minute where a busy machine
+# needs it. No pass collects coverage (a quarter of the CPU time); `make coverage` gives the
+# report.
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
@@ -62,7 +65,7 @@ test:
 	$(NODE) npx tsc -p tsconfig.json
 	$(NODE) npx eslint .
 	$(NODE) npx prettier --check .
-	$(NODE) node build/test/support/run-tests.js --node=26+TAP_JOBS=2 \
+	$(NODE) node build/test/support/run-tests.js --together --node=26+TAP_JOBS=2 \
 	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24_SQLITE))) \
 	  --node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound
 

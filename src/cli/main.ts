@@ -5,17 +5,6 @@
 import { ConfigError, loadConfig, loadEnvFile } from '../config.js';
 import { storeOpenFailure } from '../db/store.js';
 import { UsageError } from './args.js';
-import { analyticsHelp, runAnalytics } from './analytics.js';
-import { buildHelp, runBuild } from './build.js';
-import { feedsHelp, runFeeds } from './feeds.js';
-import { integrationsHelp, runIntegrations } from './integrations.js';
-import { keysHelp, runKeys } from './keys.js';
-import { migrateHelp, runMigrate } from './migrate.js';
-import { openapiHelp, runOpenapi } from './openapi.js';
-import { publishHelp, runPublish } from './publish.js';
-import { runSeed, seedHelp } from './seed.js';
-import { runServe, serveHelp } from './serve.js';
-import { runStore, storeHelp } from './store.js';
 import { COMMAND_SUMMARIES, usage, type CommandName } from './usage.js';
 
 interface Verb {
@@ -23,19 +12,57 @@ interface Verb {
   run: (argv: string[]) => Promise<number>;
 }
 
-/** Every command of COMMAND_SUMMARIES (./usage.ts), and nothing else. */
-const VERBS: Record<CommandName, Verb> = {
-  serve: { help: serveHelp, run: runServe },
-  migrate: { help: migrateHelp, run: runMigrate },
-  build: { help: buildHelp, run: runBuild },
-  publish: { help: publishHelp, run: runPublish },
-  keys: { help: keysHelp, run: runKeys },
-  seed: { help: seedHelp, run: runSeed },
-  openapi: { help: openapiHelp, run: runOpenapi },
-  analytics: { help: analyticsHelp, run: runAnalytics },
-  feeds: { help: feedsHelp, run: runFeeds },
-  integrations: { help: integrationsHelp, run: runIntegrations },
-  store: { help: storeHelp, run: runStore },
+/**
+ * Every command of COMMAND_SUMMARIES (./usage.ts), and nothing else, each loaded when it runs:
+ * a command loads its own modules, not every other command's (`keys create` does not load the
+ * servers, the dashboard and the pipeline: about half the CPU of a CLI child, which the test
+ * suite starts hundreds of).
+ */
+const VERBS: Record<CommandName, () => Promise<Verb>> = {
+  serve: async () => {
+    const m = await import('./serve.js');
+    return { help: m.serveHelp, run: m.runServe };
+  },
+  migrate: async () => {
+    const m = await import('./migrate.js');
+    return { help: m.migrateHelp, run: m.runMigrate };
+  },
+  build: async () => {
+    const m = await import('./build.js');
+    return { help: m.buildHelp, run: m.runBuild };
+  },
+  publish: async () => {
+    const m = await import('./publish.js');
+    return { help: m.publishHelp, run: m.runPublish };
+  },
+  keys: async () => {
+    const m = await import('./keys.js');
+    return { help: m.keysHelp, run: m.runKeys };
+  },
+  seed: async () => {
+    const m = await import('./seed.js');
+    return { help: m.seedHelp, run: m.runSeed };
+  },
+  openapi: async () => {
+    const m = await import('./openapi.js');
+    return { help: m.openapiHelp, run: m.runOpenapi };
+  },
+  analytics: async () => {
+    const m = await import('./analytics.js');
+    return { help: m.analyticsHelp, run: m.runAnalytics };
+  },
+  feeds: async () => {
+    const m = await import('./feeds.js');
+    return { help: m.feedsHelp, run: m.runFeeds };
+  },
+  integrations: async () => {
+    const m = await import('./integrations.js');
+    return { help: m.integrationsHelp, run: m.runIntegrations };
+  },
+  store: async () => {
+    const m = await import('./store.js');
+    return { help: m.storeHelp, run: m.runStore };
+  },
 };
 
 const isCommand = (verb: string): verb is CommandName => Object.hasOwn(COMMAND_SUMMARIES, verb);
@@ -47,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`agentshelf: unknown command '${verb ?? ''}'\n\n${usage}`);
     return 2;
   }
-  const command = VERBS[verb];
+  const command = await VERBS[verb]();
   try {
     // Every command reads the same settings: the environment, then ./.env for what it lacks.
     loadEnvFile();

@@ -21,7 +21,7 @@ t.test(
     await (await fetch(`${s.server.discovery.url}/v1/missing.json`)).text();
     await s.server.discovery.flushRequests();
     // The audit writer thread commits every AUDIT_FLUSH_MS; wait for its rows.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while ((await db.selectFrom('audit_log').select('id').execute()).length < 2) {
       if (Date.now() > deadline) throw new Error('timed out waiting for the audit log');
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -21,7 +21,7 @@ function runs(s: TestServer) {
 }
 
 /** Waits until `n` runs have ended (a feed turns active before its run has ended). */
-async function waitForRuns(s: TestServer, n: number, ms = 10_000) {
+async function waitForRuns(s: TestServer, n: number, ms = 60_000) {
   return waitFor(
     async () => {
       const list = await runs(s);
@@ -173,7 +173,7 @@ t.test("runFeeds over the same store waits for the server's run", async (t) => {
     { FEEDS_CRON: NEVER, FEEDS_DEBOUNCE_MS: '0' },
     { pipeline: true },
   );
-  await waitFor(async () => (await runs(s)).length === 1, 10_000, 'the run at start');
+  await waitFor(async () => (await runs(s)).length === 1, 60_000, 'the run at start');
   const result = await runFeeds(s, { waitMs: 10_000 });
   t.equal((await runs(s))[0]!.status, 'succeeded', "the server's run had ended first");
   t.equal(result.status, 'succeeded');

@@ -62,7 +62,7 @@ t.test(
     const leased = await queueLeased(s, hook.body.id, ELSEWHERE, lapse);
     // A later event wakes the lane: the endpoint's head is leased elsewhere, so it waits.
     const product = await s.request('POST', '/v1/products', { body: productBody() });
-    const [first, second] = await receiver.waitFor(2, 15_000);
+    const [first, second] = await receiver.waitFor(2, 60_000);
     t.equal(first!.headers['webhook-id'], leased.eventId, 'the leased delivery goes first');
     t.ok(
       first!.at >= lapse.getTime(),

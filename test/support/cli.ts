@@ -76,7 +76,7 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`serve did not start:\n${out}`));
-    }, 20_000);
+    }, 90_000);
     child.stdout!.on('data', (d: string) => {
       out += d;
       const m = /serving the platform API at (http:\/\/\S+)/.exec(out);

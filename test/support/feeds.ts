@@ -73,7 +73,7 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
 /** Polls until `check` returns a value other than undefined/false, or fails after `ms`. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 10_000,
+  ms = 60_000,
   what = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + ms;

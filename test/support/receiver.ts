@@ -66,7 +66,7 @@ export async function startReceiver(
     port,
     requests,
     respond,
-    waitFor(count, timeoutMs = 10_000) {
+    waitFor(count, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (requests.length < count) return;
@@ -100,7 +100,7 @@ export async function startReceiver(
 export async function waitUntil<T>(
   what: string,
   check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -18,6 +18,9 @@
  * without). Test processes and the CLI children they start share one compile cache
  * (NODE_COMPILE_CACHE under build/, emptied with it).
  * Each runtime ends with `Node RUNTIME: N passed, M failed`, and the last line is the total.
+ * `--together` starts every --node run at once instead of one after the other (`make test`: a
+ * pass waiting on its servers and children leaves the cores to the other); the first run's
+ * output streams, each other run's is printed whole when the first has ended.
  *
  * N and M count the named tests (each t.test of a file). A file that fails while none of its
  * named tests did (a crash at exit, a signal, a timeout, an error outside any test) counts as
@@ -49,7 +52,12 @@ interface Run {
   files: string[];
   /** Set in the environment of this pass's tap run. */
   env: Record<string, string>;
+  /** Given to this pass's tap run before the command line's own. */
+  tapArgs?: string[];
 }
+
+/** Where a run's lines go: this process's stdout, or a buffer printed later. */
+type Print = (line: string) => void;
 
 interface Tally {
   passed: number;
@@ -64,13 +72,22 @@ function builtTestFile(file: string): string {
   return `build/${m[1]}.js`;
 }
 
-function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[]; coverage: boolean } {
+interface Args {
+  runs: Run[];
+  tapArgs: string[];
+  coverage: boolean;
+  together: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
   const runs: Run[] = [];
   const tapArgs: string[] = [];
   let coverage = false;
+  let together = false;
   for (const arg of argv) {
-    if (arg === '--coverage') {
-      coverage = true;
+    if (arg === '--coverage' || arg === '--together') {
+      if (arg === '--coverage') coverage = true;
+      else together = true;
       continue;
     }
     const m = /^--node=([^:]+)(?::(.*))?$/.exec(arg);
@@ -98,7 +115,8 @@ function parseArgs(argv: string[]): { runs: Run[]; tapArgs: string[]; coverage: 
     runs.push({ runtime, files, env });
   }
   if (runs.length === 0) runs.push({ runtime: undefined, files: [], env: {} });
-  return { runs, tapArgs, coverage };
+  if (coverage && together) throw new Error('--coverage runs the passes one after the other');
+  return { runs, tapArgs, coverage, together };
 }
 
 function allTestFiles(): string[] {
@@ -121,17 +139,22 @@ function nodeMajor(runtime: string | undefined): number {
  * Runs a runtime's files: without coverage at once; with it, those that crash under coverage
  * there in a run of their own.
  */
-async function runRuntime(run: Run, tapArgs: string[], coverage: boolean): Promise<Tally> {
-  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs]);
-  if (nodeMajor(run.runtime) !== 26) return runTap(run, tapArgs);
+async function runRuntime(
+  run: Run,
+  tapArgs: string[],
+  coverage: boolean,
+  print: Print,
+): Promise<Tally> {
+  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs], print);
+  if (nodeMajor(run.runtime) !== 26) return runTap(run, tapArgs, print);
   const files = run.files.length ? run.files : allTestFiles();
   const apart = files.filter(COVERAGE_CRASHES_ON_26);
-  if (!apart.length) return runTap(run, tapArgs);
+  if (!apart.length) return runTap(run, tapArgs, print);
   const covered = files.filter((f) => !apart.includes(f));
   const tally = covered.length
-    ? await runTap({ ...run, files: covered }, tapArgs)
+    ? await runTap({ ...run, files: covered }, tapArgs, print)
     : { passed: 0, failed: 0, failures: [] };
-  const rest = await runTap({ ...run, files: apart }, ['--disable-coverage', ...tapArgs]);
+  const rest = await runTap({ ...run, files: apart }, ['--disable-coverage', ...tapArgs], print);
   return {
     passed: tally.passed + rest.passed,
     failed: tally.failed + rest.failed,
@@ -140,8 +163,8 @@ async function runRuntime(run: Run, tapArgs: string[], coverage: boolean): Promi
 }
 
 /** Runs tap once and counts its results from the TAP stream it prints. */
-function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
-  const tap = ['npx', 'tap', '--reporter=tap', ...tapArgs, ...run.files];
+function runTap(run: Run, tapArgs: string[], print: Print): Promise<Tally> {
+  const tap = ['npx', 'tap', '--reporter=tap', ...(run.tapArgs ?? []), ...tapArgs, ...run.files];
   const [command, ...args] = run.runtime ? [NODE_SH, run.runtime, ...tap] : tap;
   const child = spawn(command!, args, {
     cwd: ROOT,
@@ -154,7 +177,7 @@ function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
   let buffer = '';
 
   function onLine(line: string): void {
-    process.stdout.write(`${line}\n`);
+    print(line);
     // Top-level lines are files; lines indented by 4 spaces are the tests inside them.
     const subtest = /^# Subtest: (.*)$/.exec(line);
     if (subtest) {
@@ -211,43 +234,78 @@ function runTap(run: Run, tapArgs: string[]): Promise<Tally> {
  * A PostgreSQL pass's seed: one cluster with the migrated template, made before the pass, that
  * every test process copies instead of running initdb and the migrations (test/support/store.ts).
  */
-async function withPgSeed(run: Run): Promise<{ run: Run; done: () => void }> {
+async function withPgSeed(run: Run, print: Print): Promise<{ run: Run; done: () => void }> {
   if (run.env.AGENTSHELF_TEST_STORE !== 'postgres' || run.env.AGENTSHELF_TEST_PG_SEED)
     return { run, done: () => {} };
   const started = Date.now();
   const { makePgSeed } = await import('./store.js');
   const { seed, destroy } = await makePgSeed();
-  console.log(`# PostgreSQL seed (initdb, migrated template) in ${Date.now() - started} ms`);
+  print(`# PostgreSQL seed (initdb, migrated template) in ${Date.now() - started} ms`);
   return {
     run: { ...run, env: { ...run.env, AGENTSHELF_TEST_PG_SEED: JSON.stringify(seed) } },
     done: destroy,
   };
 }
 
-const { runs, tapArgs, coverage } = parseArgs(process.argv.slice(2));
-const total: Tally = { passed: 0, failed: 0, failures: [] };
-const summaries: string[] = [];
-for (const [i, given] of runs.entries()) {
+/** One --node run from start to summary; resolves its tally and its summary line. */
+async function runPass(
+  given: Run,
+  first: boolean,
+  print: Print,
+): Promise<{ tally: Tally; summary: string | undefined }> {
   const started = Date.now();
-  const { run, done } = await withPgSeed(given);
+  const { run, done } = await withPgSeed(given, print);
   // The coverage report (--coverage) is the first run's (the whole suite); the later runs
   // (other runtimes, other stores) repeat files it already covered.
-  const tally = await runRuntime(run, tapArgs, coverage && i === 0);
+  const tally = await runRuntime(run, tapArgs, coverage && first, print);
   done();
   const seconds = Math.round((Date.now() - started) / 1000);
   const scope = run.files.length ? `${run.files.length} files` : 'the whole suite';
   if (tally.failures.length)
-    console.log(`\nfailed:\n${tally.failures.map((f) => `  - ${f}`).join('\n')}`);
-  if (run.runtime) {
-    const settings = Object.entries(given.env).map(([k, v]) => `${k}=${v}`);
-    const label = `Node ${run.runtime}${settings.length ? ` (${settings.join(' ')})` : ''}`;
-    const summary = `${label}: ${tally.passed} passed, ${tally.failed} failed`;
-    summaries.push(`${summary} (${scope} in ${seconds} s)`);
-    console.log(`\n${summary}`);
-  }
-  total.passed += tally.passed;
-  total.failed += tally.failed;
+    print(`\nfailed:\n${tally.failures.map((f) => `  - ${f}`).join('\n')}`);
+  if (!run.runtime) return { tally, summary: undefined };
+  const settings = Object.entries(given.env)
+    .filter(([k]) => !k.startsWith('_TAPJS_'))
+    .map(([k, v]) => `${k}=${v}`);
+  const label = `Node ${run.runtime}${settings.length ? ` (${settings.join(' ')})` : ''}`;
+  const summary = `${label}: ${tally.passed} passed, ${tally.failed} failed`;
+  print(`\n${summary}`);
+  return { tally, summary: `${summary} (${scope} in ${seconds} s)` };
 }
+
+/**
+ * A run that shares the checkout with others at once: tap names a test's t.testdir() after the
+ * file, the test and the test's arguments, so one argument of its own keeps two passes of the
+ * same file out of each other's directories; and tap's process records go to a directory of its
+ * own, as each tap run empties .tap/processinfo when it starts.
+ */
+function apart(run: Run, i: number): Run {
+  const pass = `pass${i + 1}`;
+  return {
+    ...run,
+    tapArgs: [`--test-arg=${pass}`],
+    env: { ...run.env, _TAPJS_PROCESSINFO_CWD_: path.join(ROOT, 'build', `.tap-${pass}`) },
+  };
+}
+
+const stdout: Print = (line) => process.stdout.write(`${line}\n`);
+const { runs, tapArgs, coverage, together } = parseArgs(process.argv.slice(2));
+const results: { tally: Tally; summary: string | undefined }[] = [];
+if (together) {
+  const buffers: string[][] = runs.map(() => []);
+  const passes = runs.map((run, i) =>
+    runPass(apart(run, i), i === 0, i === 0 ? stdout : (line) => buffers[i]!.push(line)),
+  );
+  for (const [i, pass] of passes.entries()) {
+    results.push(await pass);
+    for (const line of buffers[i]!) stdout(line);
+  }
+} else {
+  for (const [i, run] of runs.entries()) results.push(await runPass(run, i === 0, stdout));
+}
+const summaries = results.flatMap((r) => (r.summary ? [r.summary] : []));
+const passed = results.reduce((n, r) => n + r.tally.passed, 0);
+const failed = results.reduce((n, r) => n + r.tally.failed, 0);
 if (summaries.length > 1) console.log(`\n${summaries.join('\n')}`);
-console.log(`\n${total.passed} passed, ${total.failed} failed`);
-process.exitCode = total.failed > 0 ? 1 : 0;
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;

@@ -294,7 +294,7 @@ t.test('retrying the delivery a queue waits on settles it, and the queue moves o
     `/v1/webhooks/${hook.body.id}/deliveries/${head.id}/retry`,
   );
   t.match(retried.body, { status: 'succeeded', attempts: 2, next_attempt_at: null });
-  const [, , behind] = await receiver.waitFor(3, 3_000);
+  const [, , behind] = await receiver.waitFor(3, 30_000);
   t.equal(JSON.parse(behind!.body).data.name, 'Behind', 'the queue went on at once');
   await new Promise((r) => setTimeout(r, 200));
   t.equal(receiver.requests.length, 3, 'the settled head is not sent again');
