@@ -21,7 +21,9 @@ const SERVE_ENV = {
   FEEDS_DEBOUNCE_MS: '3600000',
   FEEDS_CRON: '0 0 1 1 *',
   WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2',
-  WEBHOOK_LEASE_MS: '2000',
+  // Renewed every third of it: long enough that a live process's lease never lapses on a
+  // busy machine (a lapse is a legitimate second delivery, which these checks count).
+  WEBHOOK_LEASE_MS: '20000',
 };
 
 const STATUSES = ['active', 'draft', 'inactive'] as const;
