@@ -128,9 +128,15 @@ function runLoop(): void {
       'Webhook-Signature': `t=1795255200,v1=${hex}`,
     };
     const started = performance.now();
+    const cpu = process.cpuUsage();
     Promise.all(message.ports.map((port) => postAll(port, message.perReceiver, headers))).then(
       () => {
-        process.send!({ ms: performance.now() - started, peakRssMb: peakRssMb() });
+        const used = process.cpuUsage(cpu);
+        process.send!({
+          ms: performance.now() - started,
+          peakRssMb: peakRssMb(),
+          cpuUs: used.user + used.system,
+        });
         process.exit(0);
       },
       (err: unknown) => {

@@ -22,6 +22,7 @@ import { recordEvent } from '../src/domain/events.js';
 import { createWebhook } from '../src/domain/webhooks/webhooks.js';
 import { startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
+import { cpuSecondsOf } from './support.js';
 import { peakRssMb, sampleProduct } from './webhooks-peers.js';
 
 const RECEIVERS = 5;
@@ -102,6 +103,8 @@ interface WorkerRun {
   seconds: number;
   peakRssMb: number;
   dbMb: number;
+  /** The serve processes' CPU (user + system) per delivery, from the first arrival on. */
+  cpuUsPerDelivery: number;
 }
 
 /**
@@ -137,6 +140,9 @@ async function runServe(
   try {
     let stats: Stats = { received: 0, first: 0, last: 0 };
     const deadline = Date.now() + 15 * 60_000;
+    const cpu = () => children.reduce((sum, c) => sum + cpuSecondsOf(c.pid!), 0);
+    // CPU from the first poll that saw deliveries (start-up left out), with what had arrived.
+    let cpuFrom: { seconds: number; received: number } | undefined;
     while (stats.received < expected) {
       if (children.some((c) => c.exitCode !== null)) {
         throw new Error('agentshelf serve exited during the run');
@@ -144,7 +150,13 @@ async function runServe(
       if (Date.now() > deadline) throw new Error(`only ${stats.received} of ${expected} arrived`);
       await new Promise((r) => setTimeout(r, 200));
       stats = await ask<Stats>(receivers, 'stats');
+      if (!cpuFrom && stats.received > 0 && stats.received < expected) {
+        cpuFrom = { seconds: cpu(), received: stats.received };
+      }
     }
+    const cpuUsPerDelivery = cpuFrom
+      ? ((cpu() - cpuFrom.seconds) * 1e6) / (stats.received - cpuFrom.received)
+      : NaN;
     const peak = Math.max(...children.map((c) => peakRssMb(c.pid!)));
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(exits);
@@ -156,6 +168,7 @@ async function runServe(
       seconds: (stats.last - stats.first) / 1000,
       peakRssMb: peak,
       dbMb,
+      cpuUsPerDelivery,
     };
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
@@ -204,10 +217,17 @@ async function runPostgres(
 async function runLoop(
   ports: number[],
   perReceiver: number,
-): Promise<{ seconds: number; peakRssMb: number }> {
+): Promise<{ seconds: number; peakRssMb: number; cpuUsPerDelivery: number }> {
   const child = fork(PEERS, ['loop']);
-  const reply = await ask<{ ms: number; peakRssMb: number }>(child, { ports, perReceiver });
-  return { seconds: reply.ms / 1000, peakRssMb: reply.peakRssMb };
+  const reply = await ask<{ ms: number; peakRssMb: number; cpuUs: number }>(child, {
+    ports,
+    perReceiver,
+  });
+  return {
+    seconds: reply.ms / 1000,
+    peakRssMb: reply.peakRssMb,
+    cpuUsPerDelivery: reply.cpuUs / (perReceiver * ports.length),
+  };
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -241,8 +261,9 @@ export const webhooksBenchmark: Benchmark = {
         const loop = await runLoop(receivers.ports, events);
         const workerRate = worker.deliveries / worker.seconds;
         const loopRate = expected / loop.seconds;
+        const ratio = workerRate / loopRate;
         rows.push(
-          `| ${fmt(events)} | ${fmt(expected)} | ${fmt(workerRate)} /s (${fmt(worker.seconds, 1)} s) | ${fmt(worker.peakRssMb)} MB | ${fmt(worker.dbMb)} MB | ${fmt(loopRate)} /s (${fmt(loop.seconds, 1)} s) | ${fmt(loop.peakRssMb)} MB | ${fmt(workerRate / loopRate, 2)} |`,
+          `| ${fmt(events)} | ${fmt(expected)} | ${fmt(workerRate)} /s (${fmt(worker.seconds, 1)} s) | ${fmt(worker.peakRssMb)} MB | ${fmt(worker.dbMb)} MB | ${fmt(loopRate)} /s (${fmt(loop.seconds, 1)} s) | ${fmt(loop.peakRssMb)} MB | ${fmt(ratio, 2)} (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'MISSED'}) | ${fmt(worker.cpuUsPerDelivery)} us vs ${fmt(loop.cpuUsPerDelivery)} us |`,
         );
         console.log(`  ${fmt(events)} events: done`);
       }
@@ -256,15 +277,18 @@ export const webhooksBenchmark: Benchmark = {
     }
     console.log('');
     console.log(
-      '| pending events | deliveries | agentshelf serve | serve peak RSS | store | bare POST loop (baseline) | loop peak RSS | ratio |',
+      '| pending events | deliveries | agentshelf serve | serve peak RSS | store | bare POST loop (baseline) | loop peak RSS | ratio | CPU per delivery, serve vs loop |',
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
     console.log(
       '\nserve: deliveries/s between the first and the last arrival at the receivers (signing, the outbox, the log);',
     );
     console.log(
       'baseline: the same bodies and concurrency (one request at a time per receiver), no store, no signing.',
+    );
+    console.log(
+      "CPU per delivery: user + system time of serve from the first arrival on (a busy machine's steadier figure), and the loop's.",
     );
     if (pgRows.length > 0) {
       console.log('');

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { stringify as csvStringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
@@ -183,6 +184,25 @@ for (const format of ['json', 'csv', 'xml'] as const) {
     t.pass('300 random records read back equal');
   });
 }
+
+t.test('the CSV writer gives the bytes csv-stringify gave, for any records', async (t) => {
+  const record = fc.array(anyString, {
+    minLength: FEED_COLUMNS.length,
+    maxLength: FEED_COLUMNS.length,
+  });
+  fc.assert(
+    fc.property(fc.array(record, { maxLength: 4 }), (rows) => {
+      const records = rows.map(
+        (cells) => Object.fromEntries(FEED_COLUMNS.map((c, i) => [c, cells[i]!])) as FeedRecord,
+      );
+      const want = csvStringify([[...FEED_COLUMNS], ...rows]);
+      const got = render('csv', records);
+      if (got !== want) throw new Error(`${JSON.stringify(got)} !== ${JSON.stringify(want)}`);
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 random batches byte for byte');
+});
 
 t.test(
   'the three formats carry the same records and columns, read back with real parsers',

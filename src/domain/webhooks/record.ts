@@ -116,9 +116,11 @@ async function settleFailure(
 }
 
 /**
- * Group commit for the worker's lanes: attempts finished in the same turn of the event loop
- * are recorded in one transaction. A lane waits for its record before its next attempt, so
- * order and at-least-once hold exactly as with one transaction per attempt.
+ * Group commit for the worker's lanes: one transaction at a time, over the attempts finished
+ * in the same turn of the event loop and those finished while the previous transaction ran.
+ * A lane waits for its record before its next attempt, so order and at-least-once hold
+ * exactly as with one transaction per attempt (and a killed process sends again at most the
+ * one delivery per endpoint it had in flight).
  */
 export class AttemptRecorder {
   private waiting: {
@@ -127,21 +129,26 @@ export class AttemptRecorder {
     reject: (e: unknown) => void;
   }[] = [];
   private scheduled = false;
+  private flushing = false;
 
   constructor(private readonly ctx: DeliveryContext) {}
 
   record(attempt: FinishedAttempt): Promise<Settled> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ attempt, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
     this.scheduled = false;
+    this.flushing = true;
     const batch = this.waiting.splice(0);
     try {
       const settled = await recordAttempts(
@@ -151,6 +158,9 @@ export class AttemptRecorder {
       batch.forEach((b, i) => b.resolve(settled[i]!));
     } catch (err) {
       for (const b of batch) b.reject(err);
+    } finally {
+      this.flushing = false;
+      this.schedule();
     }
   }
 }

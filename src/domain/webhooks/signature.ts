@@ -39,11 +39,23 @@ export function webhookSecretProblem(secret: string): string | undefined {
 }
 
 /**
- * Keys by secret, as KeyObjects: every delivery signs, and an endpoint has one or two secrets.
- * Node 24's createHmac takes about 12 us to accept a Buffer key and 2 us for a KeyObject
- * (measured with 1 KB bodies; Node 26 takes 2 us for both).
+ * Keys by secret, as KeyObjects: every delivery signs twice (two key forms), and an endpoint
+ * has one or two secrets. Node 24's createHmac takes about 12 us to accept a Buffer key and
+ * 2 us for a KeyObject (measured with 1 KB bodies; Node 26 takes 2 us for both); a string key
+ * is encoded again on every call.
  */
 const standardKeys = new Map<string, KeyObject>();
+const wholeKeys = new Map<string, KeyObject>();
+
+function cachedKey(keys: Map<string, KeyObject>, secret: string, bytes: () => Buffer): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(bytes());
+    if (keys.size >= 1_000) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 /**
  * The key of `webhook-signature` for a stored secret: its base64 bytes, as the Standard
@@ -51,18 +63,17 @@ const standardKeys = new Map<string, KeyObject>();
  * own string) keys with its UTF-8 bytes; its receiver passes them raw to the library.
  */
 function standardKey(secret: string): KeyObject {
-  let key = standardKeys.get(secret);
-  if (!key) {
-    key = createSecretKey(webhookSecretKey(secret) ?? Buffer.from(secret, 'utf8'));
-    if (standardKeys.size >= 1_000) standardKeys.clear();
-    standardKeys.set(secret, key);
-  }
-  return key;
+  return cachedKey(
+    standardKeys,
+    secret,
+    () => webhookSecretKey(secret) ?? Buffer.from(secret, 'utf8'),
+  );
 }
 
 /** Hex HMAC-SHA256 of a message; the key is the whole secret string, prefix included. */
 export function hmacHex(secret: string, message: string): string {
-  return createHmac('sha256', secret).update(message).digest('hex');
+  const key = cachedKey(wholeKeys, secret, () => Buffer.from(secret, 'utf8'));
+  return createHmac('sha256', key).update(message).digest('hex');
 }
 
 /**
