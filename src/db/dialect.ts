@@ -106,6 +106,11 @@ export interface DialectSql {
    * `store copy` leaves them out and fills them again (rebuildDerived) from the copied rows.
    */
   isDerivedTable(name: string): boolean;
+  /**
+   * Columns the store computes itself (PostgreSQL's generated `products.search_vector`): a
+   * copy neither reads nor writes them, and the target computes its own.
+   */
+  isDerivedColumn(table: string, column: string): boolean;
   /** Fills the derived tables from the tables they follow. */
   rebuildDerived(db: QueryExecutorProvider): Promise<void>;
 }
