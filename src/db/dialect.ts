@@ -93,12 +93,13 @@ export interface DialectSql {
 
   /**
    * The (brand, variant group) of the active products matching any of `terms` (plain words of
-   * letters and digits) and `filter` (over the products' columns), best match first, then by
-   * group key and brand: one row a group, with its best product's score.
+   * letters and digits) and `filter` (over the products' columns; undefined: every active
+   * product), best match first, then by group key and brand: one row a group, with its best
+   * product's score.
    */
   searchGroups(
     terms: readonly string[],
-    filter: RawBuilder<SqlBool>,
+    filter: RawBuilder<SqlBool> | undefined,
     page: SearchPage,
   ): RawBuilder<SearchGroupRow>;
   /**

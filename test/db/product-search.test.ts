@@ -163,6 +163,14 @@ t.test('a word is found in each indexed field, and the best match ranks first', 
   ]);
   t.equal(rows[0]!.group_key, 'in-name', 'a word in the name weighs most');
   t.equal(rows.at(-1)!.group_key, 'in-description', 'a word in the description weighs least');
+  const best = async (maxHits: number) =>
+    (
+      await dialectOf(s.db)
+        .searchGroups(['cobalt'], undefined, { limit: 10, offset: 0, maxHits })
+        .execute(s.db)
+    ).rows.map((r) => r.group_key);
+  t.same(await best(2), ['in-name', 'in-brand'], 'past maxHits matches, the best of them');
+  t.same(await best(4), ['in-name', 'in-brand', 'in-category', 'in-description'], 'up to it, all');
   const stemmed = await searchProductGroups(s.db, ['kettles'], {}, { limit: 10, offset: 0 });
   t.same(stemmed.map((r) => r.group_key).sort(), ['in-description', 'in-name'], 'stemmed');
 });
@@ -197,4 +205,38 @@ t.test('PostgreSQL finds and ranks on the stored search vector', async (t) => {
     s.db,
   );
   t.match(index[0]?.def, /USING gin \(search_vector\) WHERE \(status = 'active'::text\)/);
+});
+
+t.test('a hit carries its variant group and brand, which follow the product', async (t) => {
+  const s = await startTestStore(t);
+  const groupsOf = async () =>
+    (await searchProductGroups(s.db, ['cobalt'], {}, { limit: 10, offset: 0 })).map(
+      (r) => `${r.brand ?? '-'}/${String(r.group_key)}`,
+    );
+  await createProduct(
+    s.db,
+    ProductCreate.parse({
+      id: 'v1',
+      price: 5,
+      name: 'Cobalt mug',
+      attributes: { item_group_id: 'g1' },
+    }),
+    { currency: 'USD' },
+  );
+  t.same(await groupsOf(), ['-/g1']);
+  await updateProduct(s.db, 'v1', ProductUpdate.parse({ attributes: { item_group_id: 'g2' } }));
+  t.same(await groupsOf(), ['-/g2'], 'a new group');
+  await updateProduct(s.db, 'v1', ProductUpdate.parse({ attributes: { brand: 'Acme' } }));
+  t.same(await groupsOf(), ['Acme/v1'], 'no group: the product alone, with its brand');
+  const filtered = await searchProductGroups(
+    s.db,
+    ['cobalt'],
+    { price: { max: 1000, currency: 'USD' } },
+    { limit: 10, offset: 0 },
+  );
+  t.same(
+    filtered.map((r) => `${r.brand}/${String(r.group_key)}`),
+    ['Acme/v1'],
+    'the same through a filter',
+  );
 });

@@ -22,7 +22,7 @@ export function tsQueryText(terms: readonly string[]): string {
 /** The (brand, variant group) of the active products matching any term, best first (ts_rank). */
 export function pgSearchGroups(
   terms: readonly string[],
-  filter: RawBuilder<SqlBool>,
+  filter: RawBuilder<SqlBool> | undefined,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
   const best =
@@ -32,7 +32,7 @@ export function pgSearchGroups(
       select brand, coalesce((attributes::jsonb ->> 'item_group_id'), id) as group_key,
         ts_rank(${WEIGHTS}::float4[], search_vector, query) as hit_score
       from products, to_tsquery('english'::regconfig, ${tsQueryText(terms)}) query
-      where status = 'active' and search_vector @@ query and ${filter}
+      where status = 'active' and search_vector @@ query and ${filter ?? sql`true`}
       ${best}
     ) as hits
     group by 1, 2
