@@ -152,6 +152,11 @@ t.test('numeric-looking ids are text on both stores', async (t) => {
     }
   });
 
+  await t.test('a search gives the groups as text, from the index too', async (t) => {
+    const res = await searchCatalog(deps, { query: 'plain mug', pagination: { limit: 50 } });
+    t.same(res.response.products.map((p) => p.id).sort(), [...new Set(active.map(groupOf))].sort());
+  });
+
   await t.test('a browse lists the groups by their text, not their number', async (t) => {
     const res = await searchCatalog(deps, {
       filters: { categories: ['Home > Mugs'] },
