@@ -165,13 +165,16 @@ async function timeWrites(store: Store, prefix: string): Promise<number> {
   return WRITES / ((performance.now() - t0) / 1000);
 }
 
-/** Drops the search index: SQLite's triggers (the FTS table stays, unread), PostgreSQL's GIN index. */
+/**
+ * Drops the search index: SQLite's triggers (the FTS table stays, unread), PostgreSQL's
+ * generated search_vector column (its GIN index goes with it).
+ */
 async function dropSearchIndex(store: Store): Promise<void> {
   if (store.location.dialect === 'sqlite') {
     for (const name of ['insert', 'update', 'delete']) {
       await sql.raw(`drop trigger product_search_${name}`).execute(store.db);
     }
-  } else await sql`drop index products_search`.execute(store.db);
+  } else await sql`alter table products drop column search_vector`.execute(store.db);
 }
 
 /** (b): the same writes on two fresh stores, one without the search index, in alternating rounds. */

@@ -132,7 +132,8 @@ export function orderByForeignKeys(tables: string[], parents: Map<string, string
 
 /**
  * The store's tables and their columns, from the database's own catalogue; not the tables
- * derived from others (the search index), which the copy fills again from the copied rows.
+ * derived from others (the search index), which the copy fills again from the copied rows,
+ * nor the columns the store computes (PostgreSQL's search vector), which the target computes.
  */
 async function tablesOf(db: Kysely<Database>): Promise<Map<string, string[]>> {
   const tables = await db.introspection.getTables();
@@ -140,7 +141,10 @@ async function tablesOf(db: Kysely<Database>): Promise<Map<string, string[]>> {
   return new Map(
     tables
       .filter((t) => !t.isView && !MIGRATION_TABLES.has(t.name) && !derived.isDerivedTable(t.name))
-      .map((t) => [t.name, t.columns.map((c) => c.name)]),
+      .map((t) => [
+        t.name,
+        t.columns.map((c) => c.name).filter((c) => !derived.isDerivedColumn(t.name, c)),
+      ]),
   );
 }
 
@@ -243,7 +247,7 @@ export async function copyStore(
               options.onProgress?.({ table, done, total });
             };
             let batch: unknown[][] = [];
-            for await (const row of snap.selectFrom(table).selectAll().stream(batchRows)) {
+            for await (const row of snap.selectFrom(table).select(columns).stream(batchRows)) {
               // Checked on every store: the same copy succeeds or fails alike whatever the target.
               const fault = textFaultOfRow(row, columns);
               if (fault) {

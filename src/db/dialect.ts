@@ -93,12 +93,13 @@ export interface DialectSql {
 
   /**
    * The (brand, variant group) of the active products matching any of `terms` (plain words of
-   * letters and digits) and `filter` (over the products' columns), best match first, then by
-   * group key and brand: one row a group, with its best product's score.
+   * letters and digits) and `filter` (over the products' columns; undefined: every active
+   * product), best match first, then by group key and brand: one row a group, with its best
+   * product's score.
    */
   searchGroups(
     terms: readonly string[],
-    filter: RawBuilder<SqlBool>,
+    filter: RawBuilder<SqlBool> | undefined,
     page: SearchPage,
   ): RawBuilder<SearchGroupRow>;
   /**
@@ -106,6 +107,11 @@ export interface DialectSql {
    * `store copy` leaves them out and fills them again (rebuildDerived) from the copied rows.
    */
   isDerivedTable(name: string): boolean;
+  /**
+   * Columns the store computes itself (PostgreSQL's generated `products.search_vector`): a
+   * copy neither reads nor writes them, and the target computes its own.
+   */
+  isDerivedColumn(table: string, column: string): boolean;
   /** Fills the derived tables from the tables they follow. */
   rebuildDerived(db: QueryExecutorProvider): Promise<void>;
 }

@@ -42,13 +42,18 @@ async function searched(store: Store): Promise<string[]> {
   return found;
 }
 
-/** A table's rows as comparable text, sorted (numbers as numbers, whatever the driver gives). */
+/**
+ * A table's rows as comparable text, sorted (numbers as numbers, whatever the driver gives);
+ * without the columns a store computes itself (PostgreSQL's search vector).
+ */
 async function rowsOf(store: Store, table: string): Promise<string[]> {
   const { rows } = await sql<Row>`select * from ${sql.table(table)}`.execute(store.db);
+  const derived = dialectOf(store.db);
   return rows
     .map((row) =>
       JSON.stringify(
         Object.keys(row)
+          .filter((k) => !derived.isDerivedColumn(table, k))
           .sort()
           .map((k) => {
             const v = row[k];

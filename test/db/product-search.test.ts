@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import t from 'tap';
+import { dialectOf } from '../../src/db/dialect.js';
 import type { Db } from '../../src/db/store.js';
 import { searchProductGroups } from '../../src/db/queries/product-search.js';
 import { ProductCreate, ProductUpdate } from '../../src/domain/products/schemas.js';
@@ -162,6 +163,80 @@ t.test('a word is found in each indexed field, and the best match ranks first', 
   ]);
   t.equal(rows[0]!.group_key, 'in-name', 'a word in the name weighs most');
   t.equal(rows.at(-1)!.group_key, 'in-description', 'a word in the description weighs least');
+  const best = async (maxHits: number) =>
+    (
+      await dialectOf(s.db)
+        .searchGroups(['cobalt'], undefined, { limit: 10, offset: 0, maxHits })
+        .execute(s.db)
+    ).rows.map((r) => r.group_key);
+  t.same(await best(2), ['in-name', 'in-brand'], 'past maxHits matches, the best of them');
+  t.same(await best(4), ['in-name', 'in-brand', 'in-category', 'in-description'], 'up to it, all');
   const stemmed = await searchProductGroups(s.db, ['kettles'], {}, { limit: 10, offset: 0 });
   t.same(stemmed.map((r) => r.group_key).sort(), ['in-description', 'in-name'], 'stemmed');
+});
+
+t.test('PostgreSQL finds and ranks on the stored search vector', async (t) => {
+  if (!onPostgres()) {
+    t.pass('SQLite ranks in its FTS5 table, which stores its index');
+    return;
+  }
+  const s = await startTestStore(t);
+  await createProduct(
+    s.db,
+    ProductCreate.parse({ id: 'k1', price: 5, name: 'Cobalt kettle', description: 'Steel.' }),
+    { currency: 'USD' },
+  );
+  const { rows: stored } = await sql<{ v: string }>`
+    select search_vector::text as v from products where id = 'k1'`.execute(s.db);
+  t.match(stored[0]!.v, /'cobalt':1A/, 'the generated column holds the weighted document');
+  const search = dialectOf(s.db).searchGroups(['cobalt'], sql`true`, {
+    limit: 10,
+    offset: 0,
+    maxHits: 10_000,
+  });
+  const { rows: plans } = await sql<{
+    'QUERY PLAN': unknown;
+  }>`explain (verbose, format json) ${search}`.execute(s.db);
+  const plan = JSON.stringify(plans[0]!['QUERY PLAN']);
+  t.match(plan, /products\.search_vector @@/, 'the match is on the stored vector');
+  t.notMatch(plan, /to_tsvector/, 'no vector is built at search time');
+  const { rows: index } = await sql<{ def: string }>`
+    select indexdef as def from pg_indexes where indexname = 'products_search_vector'`.execute(
+    s.db,
+  );
+  t.match(index[0]?.def, /USING gin \(search_vector\) WHERE \(status = 'active'::text\)/);
+});
+
+t.test('a hit carries its variant group and brand, which follow the product', async (t) => {
+  const s = await startTestStore(t);
+  const groupsOf = async () =>
+    (await searchProductGroups(s.db, ['cobalt'], {}, { limit: 10, offset: 0 })).map(
+      (r) => `${r.brand ?? '-'}/${String(r.group_key)}`,
+    );
+  await createProduct(
+    s.db,
+    ProductCreate.parse({
+      id: 'v1',
+      price: 5,
+      name: 'Cobalt mug',
+      attributes: { item_group_id: 'g1' },
+    }),
+    { currency: 'USD' },
+  );
+  t.same(await groupsOf(), ['-/g1']);
+  await updateProduct(s.db, 'v1', ProductUpdate.parse({ attributes: { item_group_id: 'g2' } }));
+  t.same(await groupsOf(), ['-/g2'], 'a new group');
+  await updateProduct(s.db, 'v1', ProductUpdate.parse({ attributes: { brand: 'Acme' } }));
+  t.same(await groupsOf(), ['Acme/v1'], 'no group: the product alone, with its brand');
+  const filtered = await searchProductGroups(
+    s.db,
+    ['cobalt'],
+    { price: { max: 1000, currency: 'USD' } },
+    { limit: 10, offset: 0 },
+  );
+  t.same(
+    filtered.map((r) => `${r.brand}/${String(r.group_key)}`),
+    ['Acme/v1'],
+    'the same through a filter',
+  );
 });

@@ -3,7 +3,7 @@ import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
 import { postgresMultiProcessSql } from './multi-process-sql.js';
 import { pgProductArrayJsonBlob, pgProductJsonBlob } from './product-json.js';
-import { pgSearchGroups } from './product-search.js';
+import { isPgDerivedColumn, pgSearchGroups } from './product-search.js';
 
 /** Whether a Kysely instance (or transaction) talks to PostgreSQL. */
 export function isPostgres(db: QueryExecutorProvider): boolean {
@@ -28,6 +28,7 @@ export const postgresSql: DialectSql = {
   searchGroups: pgSearchGroups,
   // The search index is an index: PostgreSQL keeps it, and a copy rebuilds it with the rows.
   isDerivedTable: () => false,
+  isDerivedColumn: isPgDerivedColumn,
   rebuildDerived: async () => {},
   // Several processes on one store (issue 14, branch pgmulti).
   ...postgresMultiProcessSql,

@@ -2,16 +2,11 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { SearchGroupRow, SearchPage } from '../dialect.js';
 
 /**
- * PostgreSQL's full-text search: the weighted tsvector of a product, written exactly as the
- * GIN index products_search of migration 20261127060000_product_search (partial on active
- * products), so the planner serves the match from the index.
+ * PostgreSQL's full-text search over `search_vector`, the weighted tsvector of a product that
+ * PostgreSQL stores as a generated column (migration 20261127092500_product_search_vector),
+ * with its GIN index products_search_vector, partial on active products: the match is read
+ * from the index and ranked on the stored vector, not built again from the row's columns.
  */
-const DOCUMENT = sql.raw(`(
-      setweight(to_tsvector('english'::regconfig, name), 'A') ||
-      setweight(to_tsvector('english'::regconfig, coalesce(brand, '')), 'B') ||
-      setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'C') ||
-      setweight(to_tsvector('english'::regconfig, coalesce(description, '')), 'D')
-    )`);
 
 /** Weights of D, C, B, A (description, category, brand, name), as ts_rank takes them. */
 const WEIGHTS = '{0.1, 0.2, 0.4, 1.0}';
@@ -27,7 +22,7 @@ export function tsQueryText(terms: readonly string[]): string {
 /** The (brand, variant group) of the active products matching any term, best first (ts_rank). */
 export function pgSearchGroups(
   terms: readonly string[],
-  filter: RawBuilder<SqlBool>,
+  filter: RawBuilder<SqlBool> | undefined,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
   const best =
@@ -35,12 +30,17 @@ export function pgSearchGroups(
   return sql<SearchGroupRow>`select brand, group_key, max(hit_score) as score
     from (
       select brand, coalesce((attributes::jsonb ->> 'item_group_id'), id) as group_key,
-        ts_rank(${WEIGHTS}::float4[], ${DOCUMENT}, query) as hit_score
+        ts_rank(${WEIGHTS}::float4[], search_vector, query) as hit_score
       from products, to_tsquery('english'::regconfig, ${tsQueryText(terms)}) query
-      where status = 'active' and ${DOCUMENT} @@ query and ${filter}
+      where status = 'active' and search_vector @@ query and ${filter ?? sql`true`}
       ${best}
     ) as hits
     group by 1, 2
     order by score desc, group_key, coalesce(brand, '')
     limit ${page.limit} offset ${page.offset}`;
+}
+
+/** Columns PostgreSQL computes itself (a generated column cannot be written). */
+export function isPgDerivedColumn(table: string, column: string): boolean {
+  return table === 'products' && column === 'search_vector';
 }

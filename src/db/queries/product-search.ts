@@ -59,7 +59,7 @@ export async function searchProductGroups(
   const filtered = (filter.categories?.length ?? 0) > 0 || filter.price !== undefined;
   const query =
     terms.length > 0
-      ? dialectOf(db).searchGroups(terms, where, {
+      ? dialectOf(db).searchGroups(terms, filtered ? where : undefined, {
           ...page,
           maxHits: filtered ? undefined : Math.max(MAX_HITS, page.offset + page.limit),
         })

@@ -17,7 +17,7 @@ export interface ProductFilter {
 }
 
 const selectProductById = preparedQuery((db: Kysely<Database>, id: string) =>
-  db.selectFrom('products').selectAll().where('id', '=', id),
+  db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id),
 );
 
 export async function findProductById(db: Executor, id: string): Promise<ProductRow | undefined> {
@@ -116,8 +116,8 @@ export async function findProductPageJson(
   // From the category index the page's ids come sorted from the index alone; only those
   // rows are then read in full.
   const rows = options.creationOrder
-    ? ids.selectAll()
-    : db.selectFrom('products').selectAll().where('id', 'in', ids.select('id'));
+    ? ids.select(PRODUCT_COLUMNS)
+    : db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', 'in', ids.select('id'));
   const { json, count } = await db
     .selectFrom(rows.as('page'))
     .select([how.aggregate.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
@@ -281,6 +281,12 @@ export const CATALOGUE_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
+
+/**
+ * Every column of a product row (ProductTable), named: not `*`, which on PostgreSQL also
+ * reads the stored search vector.
+ */
+export const PRODUCT_COLUMNS = [...CATALOGUE_COLUMNS, 'brand'] as const;
 
 /** A product row as the catalogue reads it: the CATALOGUE_COLUMNS of the products table. */
 export type CatalogueRow = Pick<ProductRow, (typeof CATALOGUE_COLUMNS)[number]>;

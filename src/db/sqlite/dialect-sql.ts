@@ -65,5 +65,6 @@ export const sqliteSql: DialectSql = {
   productPageJson: { rows: productJsonString },
   searchGroups: sqliteSearchGroups,
   isDerivedTable: isSqliteSearchTable,
+  isDerivedColumn: () => false,
   rebuildDerived: rebuildSqliteSearch,
 };

@@ -2,12 +2,15 @@ import { sql, type QueryExecutorProvider, type RawBuilder, type SqlBool } from '
 import type { SearchGroupRow, SearchPage } from '../dialect.js';
 
 /**
- * SQLite's full-text search (the FTS5 table product_search of migration
- * 20261127060000_product_search, kept by triggers on products; only active products are in it).
+ * SQLite's full-text search: the FTS5 table product_search, kept by triggers on products (only
+ * active products are in it; migrations 20261127060000_product_search and
+ * 20261127095000_product_search_groups), which also holds each product's variant group
+ * (group_brand, group_key, unindexed).
  */
 
 /** The rank: bm25 with column weights in the table's order (name, description, brand, category). */
-const RANK = 'bm25(10.0, 1.0, 4.0, 2.0)';
+const WEIGHTS = '10.0, 1.0, 4.0, 2.0';
+const RANK = `bm25(${WEIGHTS})`;
 
 /**
  * An FTS5 query matching any of the terms. Each term is a quoted string, so nothing in it is
@@ -20,29 +23,47 @@ export function fts5Query(terms: readonly string[]): string {
 /**
  * The (brand, variant group) of the products matching any term, best first (bm25). The rank
  * is read where the FTS5 table is queried (SQLite allows its auxiliary functions nowhere
- * else, so not inside the aggregate): the hits are materialised first, then grouped.
+ * else, so not inside the aggregate): the hits are materialised first, then grouped. Without
+ * a filter (`undefined`: every active product) the hits are grouped from the index alone;
+ * with one, each hit's product is read to apply it.
  */
 export function sqliteSearchGroups(
   terms: readonly string[],
-  filter: RawBuilder<SqlBool>,
+  filter: RawBuilder<SqlBool> | undefined,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
+  const match = fts5Query(terms);
+  const every = sql`select rowid as hit_rowid, group_brand, group_key,
+      -bm25(product_search, ${sql.raw(WEIGHTS)}) as hit_score
+    from product_search where product_search match ${match}`;
+  let hits = every;
+  if (page.maxHits !== undefined) {
+    // Past maxHits matches, FTS5's own top-N sort (`order by rank limit`, `rank match` setting
+    // the weights) keeps the best; below, that sort costs more than the ranking itself, so
+    // every hit is ranked as it comes. A count that stops after maxHits + 1 says which; the
+    // sorted half is behind a one-row gate, as FTS5 would sort before any other test.
+    const over = sql`(select count(*) from (select 1 from product_search
+      where product_search match ${match} limit ${page.maxHits + 1})) > ${page.maxHits}`;
+    hits = sql`${every} and not ${over}
+      union all
+      select * from (
+        select product_search.rowid as hit_rowid, group_brand, group_key, -rank as hit_score
+        from (select 1 where ${over}) as gate cross join product_search
+        where product_search match ${match} and rank match ${RANK}
+        order by rank limit ${page.maxHits}
+      )`;
+  }
   // `cross join`: SQLite's way to keep the join order, hits first, each product by its rowid
   // (else it may walk every active product and probe the hits).
-  // `rank match` sets the column weights of FTS5's rank, so `order by rank limit` keeps the
-  // best hits with FTS5's own top-N sort instead of ordering every match.
-  const best = page.maxHits === undefined ? sql`` : sql`order by rank limit ${page.maxHits}`;
-  return sql<SearchGroupRow>`with hits as materialized (
-      select rowid as hit_rowid, -rank as hit_score
-      from product_search
-      where product_search match ${fts5Query(terms)} and rank match ${RANK} ${best}
-    )
-    select brand, coalesce(json_extract(attributes, '$.item_group_id'), id) as group_key,
-      max(hit_score) as score
-    from hits cross join products on products.rowid = hits.hit_rowid
-    where ${filter}
+  const filtered =
+    filter === undefined
+      ? sql``
+      : sql`cross join products on products.rowid = hits.hit_rowid where ${filter}`;
+  return sql<SearchGroupRow>`with hits as materialized (${hits})
+    select group_brand as brand, group_key, max(hit_score) as score
+    from hits ${filtered}
     group by 1, 2
-    order by score desc, group_key, coalesce(brand, '')
+    order by score desc, group_key, coalesce(group_brand, '')
     limit ${page.limit} offset ${page.offset}`;
 }
 
@@ -54,7 +75,9 @@ export function isSqliteSearchTable(name: string): boolean {
 /** Fills the search index again from the products table (after `store copy`). */
 export async function rebuildSqliteSearch(db: QueryExecutorProvider): Promise<void> {
   await sql`insert into product_search (product_search) values ('delete-all')`.execute(db);
-  await sql`insert into product_search (rowid, name_text, description_text, brand_text, category_text)
-    select rowid, name, coalesce(description, ''), coalesce(brand, ''), coalesce(category, '')
+  await sql`insert into product_search (rowid, name_text, description_text, brand_text,
+      category_text, group_brand, group_key)
+    select rowid, name, coalesce(description, ''), coalesce(brand, ''), coalesce(category, ''),
+      brand, coalesce(json_extract(attributes, '$.item_group_id'), id)
     from products where status = 'active'`.execute(db);
 }

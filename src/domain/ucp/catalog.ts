@@ -191,6 +191,10 @@ async function resolveIds(db: Executor, ids: readonly string[]) {
     }
     groups.set(key, g);
   }
+  // The rows come in no order a store guarantees: the exact ids (the first is the featured
+  // variant) go in the request's order, so both stores feature the same variant.
+  const order = new Map(ids.map((id, i) => [id, i]));
+  for (const g of groups.values()) g.exact.sort((a, b) => order.get(a)! - order.get(b)!);
   return { groups: [...groups.values()], missing: ids.filter((id) => !found.has(id)) };
 }
 

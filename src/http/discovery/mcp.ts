@@ -28,8 +28,16 @@ const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+/** What the transport refuses before a message is read (as the SDK's server: 405, 413, 415, 429). */
+export const TRANSPORT_ERROR = -32000;
 
-type JsonRpcId = string | number | null;
+export type JsonRpcId = string | number | null;
+
+/** A JSON-RPC 2.0 error response. */
+export function jsonRpcError(id: JsonRpcId, code: number, message: string): object {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
 
 /** What the transport sends: a status and a JSON body (undefined: 202, nothing to say). */
 export interface McpAnswer {
@@ -84,7 +92,7 @@ const TOOL_LIST = TOOLS.map((tool) => ({
 }));
 
 function error(id: JsonRpcId, code: number, message: string, status = 200): McpAnswer {
-  return { status, body: { jsonrpc: '2.0', id, error: { code, message } } };
+  return { status, body: jsonRpcError(id, code, message) };
 }
 
 function result(id: JsonRpcId, value: object, extra: Partial<McpAnswer> = {}): McpAnswer {
@@ -136,6 +144,23 @@ async function callTool(deps: CatalogDeps, id: JsonRpcId, params: unknown): Prom
       err.field && !err.field.startsWith('catalog') ? `catalog.${err.field}` : err.field;
     return error(id, INVALID_PARAMS, field ? `${field}: ${err.reason}` : err.reason);
   }
+}
+
+/** The id of a JSON-RPC request in a body, when the body is one that names it; else null. */
+export function requestIdOf(raw: Buffer): JsonRpcId {
+  try {
+    const message: unknown = JSON.parse(raw.toString('utf8'));
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
+    const id = (message as { id?: unknown }).id;
+    return isId(id) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A Content-Type of application/json (parameters such as charset allowed), as MCP asks. */
+export function isJsonContentType(header: string | undefined): boolean {
+  return header?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /** Answers one JSON-RPC message sent to the MCP endpoint. */

@@ -26,7 +26,8 @@ import {
 import { IpRateLimiter } from './rate-limit.js';
 import { RequestLog } from './request-log.js';
 import type { AccessRecord } from '../../domain/analytics/access-record.js';
-import { serveUcp, ucpRouteOf } from './ucp.js';
+import { INTERNAL_ERROR, jsonRpcError, TRANSPORT_ERROR } from './mcp.js';
+import { refuseMcp, sendJson, serveUcp, ucpRouteOf } from './ucp.js';
 import type { CatalogDeps } from '../../domain/ucp/catalog.js';
 import { CursorSigner } from '../../domain/ucp/cursor.js';
 import { SecretBox } from '../../domain/integrations/secret-box.js';
@@ -340,13 +341,26 @@ function requestHandler(parts: HandlerParts): http.RequestListener {
     const decision = limiter.hit(clientAddress(req, trustProxy));
     const limitHeaders =
       decision.remaining === null ? [] : ['X-RateLimit-Remaining', String(decision.remaining)];
+    const route = ucpRouteOf(urlPath);
     const failed = (err: unknown) => {
       logger.error({ err, path: urlPath }, 'discovery: could not answer');
       if (res.headersSent) res.destroy();
-      else sendError(req, res, 'internal', 'the request could not be answered', limitHeaders);
+      else if (route === 'mcp') {
+        const body = jsonRpcError(null, INTERNAL_ERROR, 'Internal error: could not answer');
+        sendJson(req, res, 500, body, limitHeaders);
+      } else sendError(req, res, 'internal', 'the request could not be answered', limitHeaders);
       record(at, req, urlPath, 500, 0);
     };
-    const route = ucpRouteOf(urlPath);
+    if (route === 'mcp' && !decision.allowed) {
+      // An MCP client reads a JSON-RPC error, not the tree's JSON error.
+      refuseMcp(req, res, {
+        status: 429,
+        code: TRANSPORT_ERROR,
+        message: `Too many requests: ${rateLimitDetails(decision.window!)}`,
+        headers: [...limitHeaders, 'Retry-After', String(decision.retryAfter)],
+      }).then((outcome) => record(at, req, urlPath, outcome.status, outcome.bytes), failed);
+      return;
+    }
     if (route && decision.allowed) {
       serveUcp(req, res, route, parts.catalog, limitHeaders).then((outcome) => {
         const header = req.headers['ucp-agent'];

@@ -8,7 +8,14 @@ import {
 } from '../../domain/ucp/catalog.js';
 import { MCP_PATH, UCP_VERSION } from '../../domain/ucp/profile.js';
 import { UcpRequestError } from '../../domain/ucp/schemas.js';
-import { answerMcp } from './mcp.js';
+import {
+  answerMcp,
+  isJsonContentType,
+  jsonRpcError,
+  requestIdOf,
+  TRANSPORT_ERROR,
+  type JsonRpcId,
+} from './mcp.js';
 
 /**
  * The UCP catalog's REST binding on the discovery server (vendor/ucp/spec/catalog-rest.md):
@@ -155,11 +162,7 @@ export async function serveUcp(
     res.setHeader('Allow', 'POST, OPTIONS');
     const body =
       route === 'mcp'
-        ? {
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32000, message: 'Method not allowed: use POST' },
-          }
+        ? jsonRpcError(null, TRANSPORT_ERROR, 'Method not allowed: use POST')
         : ucpErrorBody('method_not_allowed', 'method: use POST');
     return { status: 405, bytes: sendJson(req, res, 405, body, limitHeaders) };
   }
@@ -171,14 +174,18 @@ export async function serveUcp(
     const content = `the body is over ${MAX_BODY_BYTES} bytes`;
     const body =
       route === 'mcp'
-        ? {
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32600, message: `Invalid Request: ${content}` },
-          }
+        ? jsonRpcError(null, TRANSPORT_ERROR, `Payload too large: ${content}`)
         : ucpErrorBody('request_too_large', content);
     res.setHeader('Connection', 'close');
     return { status: 413, bytes: sendJson(req, res, 413, body, limitHeaders) };
+  }
+  if (route === 'mcp' && !isJsonContentType(req.headers['content-type'])) {
+    const body = jsonRpcError(
+      requestIdOf(raw),
+      TRANSPORT_ERROR,
+      'Unsupported Media Type: Content-Type must be application/json',
+    );
+    return { status: 415, bytes: sendJson(req, res, 415, body, limitHeaders) };
   }
   const answer =
     route === 'mcp' ? await answerMcp(deps, raw) : await answerCatalogRest(deps, route, raw);
@@ -188,5 +195,29 @@ export async function serveUcp(
     bytes: sendJson(req, res, answer.status, answer.body, limitHeaders),
     ...(answer.call ? { call: answer.call } : {}),
     ...(profile ? { agentProfile: profile } : {}),
+  };
+}
+
+/**
+ * Refuses an MCP call before its handler (the rate limit) with a JSON-RPC
+ * error, as an MCP client reads one: the request's id when its body names one (the body is
+ * read, at most MAX_BODY_BYTES of it), else null; the status and headers the refusal takes.
+ */
+export async function refuseMcp(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  refusal: { status: number; code: number; message: string; headers: string[] },
+): Promise<{ status: number; bytes: number }> {
+  let id: JsonRpcId = null;
+  try {
+    id = requestIdOf(await readBody(req));
+  } catch (err) {
+    if (!(err instanceof BodyTooLargeError)) throw err;
+    res.setHeader('Connection', 'close');
+  }
+  const body = jsonRpcError(id, refusal.code, refusal.message);
+  return {
+    status: refusal.status,
+    bytes: sendJson(req, res, refusal.status, body, refusal.headers),
   };
 }

@@ -4,34 +4,37 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { startDiscoveryServer } from '../../../src/http/discovery/server.js';
 import { seedDemo } from '../../../src/seed/demo.js';
-import { startTestStore } from '../../support/pipeline.js';
+import { createClock, startTestStore } from '../../support/pipeline.js';
 import { loadUcpValidators, schemaErrors } from '../../support/ucp.js';
 
 const ucp = loadUcpValidators();
 const META = { 'ucp-agent': { profile: 'https://agent.example/profiles/shopping-agent.json' } };
 
-async function startMcp(t: Test) {
-  const s = await startTestStore(t);
+async function startMcp(t: Test, env: Record<string, string> = {}) {
+  const s = await startTestStore(t, env);
   await seedDemo(s.db, { currency: 'USD' }, { analytics: false });
+  const clock = createClock();
   const server = await startDiscoveryServer({
     config: s.config,
     db: s.db,
     logger: pino({ level: 'silent' }),
     port: 0,
+    now: clock.now,
     recordRequests: false,
   });
   t.teardown(() => server.close());
-  const rpc = async (body: string, method = 'POST') => {
+  const rpc = async (body: string, method = 'POST', contentType = 'application/json') => {
     const res = await fetch(`${server.url}/ucp/mcp`, {
       method,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
+      headers: { 'content-type': contentType, accept: 'application/json, text/event-stream' },
       ...(method === 'POST' ? { body } : {}),
     });
     const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: text ? (JSON.parse(text) as any) : undefined,
+    };
   };
   return { ...s, server, rpc };
 }
@@ -166,4 +169,71 @@ t.test('malformed JSON-RPC gets its JSON-RPC error, never a 500', async (t) => {
   t.equal(notification.body, undefined);
   const get = await c.rpc('', 'GET');
   t.equal(get.status, 405, 'no SSE stream to open');
+});
+
+t.test('a refusal before the MCP handler is a JSON-RPC error with its status', async (t) => {
+  const c = await startMcp(t);
+  const ping = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+  const media = await c.rpc(ping('m-1'), 'POST', 'text/plain');
+  t.equal(media.status, 415, 'not JSON: 415');
+  t.same(media.body, {
+    jsonrpc: '2.0',
+    id: 'm-1',
+    error: {
+      code: -32000,
+      message: 'Unsupported Media Type: Content-Type must be application/json',
+    },
+  });
+  const charset = await c.rpc(ping(2), 'POST', 'Application/JSON; charset=utf-8');
+  t.same([charset.status, charset.body.result], [200, {}], 'a charset is still JSON');
+  const large = await c.rpc(
+    `{"jsonrpc":"2.0","id":3,"method":"ping","pad":"${'x'.repeat(1 << 20)}"}`,
+  );
+  t.equal(large.status, 413);
+  t.same(large.body.id, null, 'the body was not read: no id');
+  t.match(large.body, { jsonrpc: '2.0', error: { code: -32000, message: /^Payload too large/ } });
+  const bad = await c.rpc('{"jsonrpc": "2.0", "id": 4,');
+  t.same([bad.status, bad.body.id, bad.body.error.code], [400, null, -32700]);
+});
+
+t.test('an MCP call over the rate limit gets a JSON-RPC error, 429 and Retry-After', async (t) => {
+  const c = await startMcp(t, { DISCOVERY_LIMIT_PER_MINUTE: '6' });
+  const client = new Client({ name: 'agentshelf-test-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${c.server.url}/ucp/mcp`)));
+  t.teardown(() => client.close());
+  // The client's own requests (initialize, its notification, perhaps a GET for a stream) count
+  // too, in an order it does not fix: ping until the minute's window is spent. The clock is
+  // held, so the window stays spent.
+  let refused: Awaited<ReturnType<typeof c.rpc>> | undefined;
+  for (let id = 1; id <= 7 && !refused; id++) {
+    const res = await c.rpc(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }));
+    if (res.status === 429) refused = res;
+    else t.equal(res.status, 200, 'under the limit');
+  }
+  t.ok(refused, 'the limit refused a call');
+  t.match(refused!.body, {
+    jsonrpc: '2.0',
+    id: Number,
+    error: { code: -32000, message: /^Too many requests: at most 6 requests a minute/ },
+  });
+  const named = await c.rpc(JSON.stringify({ jsonrpc: '2.0', id: 'over', method: 'ping' }));
+  t.equal(named.status, 429);
+  t.equal(named.body.id, 'over', "the refused request's id");
+  t.ok(Number(named.headers.get('retry-after')) > 0, 'Retry-After');
+  t.equal(named.headers.get('x-ratelimit-remaining'), '0');
+  t.match(named.headers.get('content-type'), /^application\/json/);
+  const unnamed = await c.rpc('{"jsonrpc": "2.0", "method": "ping",');
+  t.same([unnamed.status, unnamed.body.id, unnamed.body.error.code], [429, null, -32000]);
+  const rest = await fetch(`${c.server.url}/ucp/catalog/search`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"query":"lamp"}',
+  });
+  t.equal(rest.status, 429);
+  t.notOk(((await rest.json()) as any).jsonrpc, 'REST keeps its own error');
+  // The official client reads the refusal as an HTTP error carrying the JSON-RPC error.
+  await t.rejects(
+    client.callTool({ name: 'search_catalog', arguments: { catalog: { query: 'lamp' } } }),
+    { code: 429, message: /"jsonrpc":"2\.0".*"code":-32000.*Too many requests/ },
+  );
 });
