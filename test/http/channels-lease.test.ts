@@ -60,10 +60,17 @@ t.test('a delivery whose process was killed mid-send is retaken after its lease'
   const arrived = api.holdNext();
   const child = spawn(process.execPath, [CLI, 'feeds', 'deliver', feedId, '--force', '--json'], {
     env: cliEnv(s, ENV),
-    stdio: 'ignore',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
-  await arrived;
+  // A child that ends before its PATCH arrives fails the test with what it said.
+  await Promise.race([
+    arrived,
+    exited.then(() => Promise.reject(new Error(`feeds deliver ended first: ${output}`))),
+  ]);
   child.kill('SIGKILL');
   t.equal(await exited, 'SIGKILL');
   const [left] = await s.server.store.db
