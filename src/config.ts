@@ -59,6 +59,11 @@ const ConfigSchema = z.object({
   ]),
   /** Seconds before each retry of a failed feed delivery (CONTRACT part 10). */
   FEED_DELIVERY_RETRY_SCHEDULE: retrySchedule.default([30, 120, 600, 1800, 3600]),
+  /**
+   * How long a claimed feed delivery stays with its runner (renewed while it sends): after
+   * its process dies mid-send, another runner retakes it once this has passed.
+   */
+  FEED_DELIVERY_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(15),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),

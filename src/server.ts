@@ -47,6 +47,8 @@ export interface RunningServer {
   pipeline?: PipelineScheduler;
   /** The report generator (POST /v1/reports is generated here, in the background). */
   reports: ReportWorker;
+  /** The feed delivery worker (sends due channel deliveries in the background). */
+  deliveries: DeliveryRunner;
   /** The SYNC_CRON schedule, when started with `syncSchedule`. */
   syncSchedule?: SyncScheduler;
   /**
@@ -142,6 +144,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     discovery: parts.discovery!,
     analyticsRetention: parts.analyticsRetention!,
     reports: parts.reports,
+    deliveries: parts.deliveries,
     close: () => running.stop(),
     ...(parts.firstAdminKey ? { firstAdminKey: parts.firstAdminKey } : {}),
     ...(parts.pipeline ? { pipeline: parts.pipeline } : {}),
@@ -199,6 +202,7 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     dataDir: config.DATA_DIR,
     allowPrivate: config.ALLOW_PRIVATE_TARGETS,
     retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
+    leaseMs: config.FEED_DELIVERY_LEASE_MS,
   });
   return {
     config,

@@ -6,6 +6,9 @@ import { DeliveryRunner, planDelivery, presentDelivery } from '../domain/feeds/d
 import { feedFilePath } from '../domain/feeds/files.js';
 import { SecretBox } from '../domain/integrations/secret-box.js';
 import { findFeedById } from '../db/queries/feeds.js';
+import { findDeliveringDelivery } from '../db/queries/feed-deliveries.js';
+import type { FeedDeliveryRow, FeedRow } from '../db/schema.js';
+import type { FeedDeliveryRecord } from '../domain/feeds/delivery-schemas.js';
 import { deliveryTransports } from '../platforms/index.js';
 import { createLogger } from '../logger.js';
 import type { Config } from '../config.js';
@@ -31,8 +34,11 @@ commands work on the store directly.
       Sends the feed's published file to its delivery (sftp) now and waits (a progress line
       on a terminal), recording a delivery as a generation does: content identical to the
       last delivered is skipped, a product count more than max_drop below it is held;
-      --force sends regardless. Exits 0 when delivered or skipped, 4 when held, 1 when it
-      failed (the delivery worker of serve retries it) or the feed has no push delivery.`;
+      --force sends regardless. A delivery another process is sending is left to it (exit
+      1) while its lease holds (FEED_DELIVERY_LEASE_MS, renewed while it sends); one whose
+      process died mid-send is retaken and finished here once the lease has lapsed.
+      Exits 0 when delivered or skipped, 4 when held, 1 when it failed (the delivery worker
+      of serve retries it), is being sent elsewhere, or the feed has no push delivery.`;
 
 function printPreview(p: FeedPreview): void {
   console.log(
@@ -50,7 +56,51 @@ function printPreview(p: FeedPreview): void {
   list('published with', p.warnings);
 }
 
-/** `feeds deliver`: plans a delivery of the published file, then sends it here. */
+function deliveryRunner(store: Store, config: Config): DeliveryRunner {
+  return new DeliveryRunner({
+    db: store.db,
+    box: new SecretBox(config),
+    transports: deliveryTransports,
+    logger: createLogger(config.LOG_LEVEL, { toStderr: true }),
+    now: () => new Date(),
+    dataDir: config.DATA_DIR,
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+    retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
+    leaseMs: config.FEED_DELIVERY_LEASE_MS,
+  });
+}
+
+/**
+ * A delivery of the feed another runner is sending: refused while its lease holds; retaken
+ * and sent here when the lease lapsed (its process died mid-send). Answers the retaken
+ * delivery's record when it carried the published content (nothing more to plan).
+ */
+async function resumeDelivering(
+  store: Store,
+  runner: DeliveryRunner,
+  feed: FeedRow,
+  sendWith: (row: FeedDeliveryRow) => Promise<FeedDeliveryRecord | undefined>,
+): Promise<FeedDeliveryRecord | undefined> {
+  const busy = await findDeliveringDelivery(store.db, feed.id);
+  if (!busy) return undefined;
+  const until = busy.claimed_until;
+  if (until !== null && until > runner.lease().now) {
+    throw new AppError(
+      'conflict',
+      `Delivery '${busy.id}' of feed '${feed.id}' is being sent by another process (its lease runs to ${until}); try again later.`,
+    );
+  }
+  const record = await sendWith(busy);
+  if (!record) {
+    throw new AppError('conflict', `Delivery '${busy.id}' was retaken by another process.`);
+  }
+  return busy.sha256 === feed.sha256 ? record : undefined;
+}
+
+/**
+ * `feeds deliver`: plans a delivery of the published file, then sends it here (after
+ * finishing one a dead process left mid-send).
+ */
 async function deliverNow(
   store: Store,
   config: Config,
@@ -67,38 +117,33 @@ async function deliverNow(
       `Feed '${id}' has not been generated yet: run agentshelf build first.`,
     );
   }
-  const file = feedFilePath(config.DATA_DIR, feed.id, feed.published_format);
-  const row = await planDelivery(
-    store.db,
-    feed,
-    {
-      path: feed.compression === 'gzip' ? `${file}.gz` : file,
-      sha256: feed.sha256,
-      products: feed.product_count,
-    },
-    config.DATA_DIR,
-    new Date(),
-    { claim: true, ...(flags.force ? { force: true } : {}) },
-  );
-  let record = presentDelivery(row!);
-  if (row!.status === 'delivering') {
-    const runner = new DeliveryRunner({
-      db: store.db,
-      box: new SecretBox(config),
-      transports: deliveryTransports,
-      logger: createLogger(config.LOG_LEVEL, { toStderr: true }),
-      now: () => new Date(),
-      dataDir: config.DATA_DIR,
-      allowPrivate: config.ALLOW_PRIVATE_TARGETS,
-      retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
-    });
-    const progress =
-      process.stderr.isTTY && !flags.json ? createProgress(process.stderr, 'bytes') : undefined;
-    record =
-      (await runner.deliver(row!, (sent, total) =>
-        progress?.update({ stage: 'deliver', done: sent, total }),
-      )) ?? record;
+  const runner = deliveryRunner(store, config);
+  const progress =
+    process.stderr.isTTY && !flags.json ? createProgress(process.stderr, 'bytes') : undefined;
+  const sendWith = async (row: FeedDeliveryRow, claimed = false) => {
+    const onProgress = (sent: number, total: number) =>
+      progress?.update({ stage: 'deliver', done: sent, total });
+    const sent = await runner.deliver(row, { claimed, onProgress });
     progress?.clear();
+    return sent;
+  };
+  let record = await resumeDelivering(store, runner, feed, sendWith);
+  if (!record) {
+    const file = feedFilePath(config.DATA_DIR, feed.id, feed.published_format);
+    const row = await planDelivery(
+      store.db,
+      feed,
+      {
+        path: feed.compression === 'gzip' ? `${file}.gz` : file,
+        sha256: feed.sha256,
+        products: feed.product_count,
+      },
+      config.DATA_DIR,
+      new Date(),
+      { claim: runner.lease(), ...(flags.force ? { force: true } : {}) },
+    );
+    record = presentDelivery(row!);
+    if (row!.status === 'delivering') record = (await sendWith(row!, true)) ?? record;
   }
   if (flags.json) console.log(JSON.stringify(record));
   else {

@@ -270,6 +270,10 @@ export interface FeedDeliveryTable {
   error: string | null;
   /** JSON: what the remote answered. */
   remote: string | null;
+  /** The runner sending it (`host/pid/random`) while `delivering`. */
+  claimed_by: string | null;
+  /** When that runner's lease lapses (renewed while it sends): then another retakes it. */
+  claimed_until: Timestamp | null;
   created_at: Timestamp;
 }
 

@@ -104,10 +104,16 @@ export function fromMinorUnits(minor: number, currency: string): number {
 export function formatMinorUnits(minor: number, currency: string): string {
   const exponent = currencyExponent(currency);
   const negative = minor < 0;
-  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
-  const whole = digits.slice(0, digits.length - exponent);
-  const fraction = digits.slice(digits.length - exponent);
-  return `${negative ? '-' : ''}${whole}${exponent > 0 ? `.${fraction}` : ''}`;
+  const abs = Math.abs(minor);
+  if (exponent === 0) return `${negative ? '-' : ''}${abs}`;
+  // Integer arithmetic (exact below 2^53, which minor units stay under): no string padding
+  // per row, as feeds format millions of prices.
+  const scale = 10 ** exponent;
+  let whole = Math.floor(abs / scale);
+  // The division rounds: one step back when it rounded up to the next whole.
+  if (whole * scale > abs) whole--;
+  const fraction = String(abs - whole * scale).padStart(exponent, '0');
+  return `${negative ? '-' : ''}${whole}.${fraction}`;
 }
 
 // A JS number as a plain decimal string: 1e-7 -> "0.0000001", 1e21 -> "1000000000000000000000".

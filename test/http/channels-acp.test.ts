@@ -113,3 +113,61 @@ t.test('the definition: an acp JSON Lines feed, a token, a guarded URL', async (
   t.equal(refused.status, 422);
   t.match(refused.text, /delivery\.url/);
 });
+
+t.test('a PUT that changes profile, format or delivery is checked as a create is', async (t) => {
+  const api = await startAcpFeedServer(t);
+  const s = await startTestServer(t, ENV);
+  const delivery = { type: 'acp_feed_api', url: api.url, feed_id: api.createFeed() };
+  const created = await s.request('POST', '/v1/feeds', {
+    body: { name: 'x', profile: 'acp', format: 'jsonl', delivery, credentials: { token: TOKEN } },
+  });
+  t.equal(created.status, 201, created.text);
+  const put = (body: Record<string, unknown>) =>
+    s.request('PUT', `/v1/feeds/${created.body.id}`, { body });
+  /** The field a 422 names (`details` is "field: reason"). */
+  const field = (res: { body: { error: { details: string } } }) =>
+    res.body.error.details.split(':')[0];
+
+  const openai = await put({ profile: 'openai' });
+  t.equal(openai.status, 422, 'openai takes jsonl, but not the acp_feed_api delivery');
+  t.equal(field(openai), 'profile');
+  t.match(openai.body.error.message, /acp_feed_api takes an acp feed in jsonl/);
+  const json = await put({ format: 'json' });
+  t.equal(json.status, 422, 'acp takes json, but the Feed API takes jsonl');
+  t.equal(field(json), 'format');
+  const google = await put({ profile: 'google' });
+  t.equal(google.status, 422);
+  t.equal(field(google), 'format', 'google does not take jsonl');
+  const gzip = await put({ profile: 'stripe', format: 'csv', compression: 'gzip' });
+  t.equal(gzip.status, 422);
+  t.equal(field(gzip), 'compression');
+  const both = await put({ profile: 'openai', delivery });
+  t.equal(both.status, 422);
+  t.equal(field(both), 'delivery.type');
+  const sftp = await put({
+    delivery: {
+      type: 'sftp',
+      host: '127.0.0.1',
+      port: 22,
+      username: 'u',
+      path: '/f',
+      host_key_sha256: `SHA256:${'A'.repeat(43)}`,
+    },
+  });
+  t.equal(sftp.status, 422, 'the acp token is no sftp credential');
+  t.equal(field(sftp), 'credentials');
+  const unchanged = await s.request('GET', `/v1/feeds/${created.body.id}`);
+  t.match(unchanged.body, {
+    profile: 'acp',
+    format: 'jsonl',
+    updated_at: created.body.updated_at,
+    delivery: { type: 'acp_feed_api', feed_id: delivery.feed_id },
+    credentials_set: true,
+  });
+
+  const renamed = await put({ name: 'renamed' });
+  t.equal(renamed.status, 200, 'a change that keeps the channel is taken');
+  const hosted = await put({ profile: 'openai', delivery: null });
+  t.equal(hosted.status, 200, hosted.text);
+  t.match(hosted.body, { profile: 'openai', delivery: { type: 'hosted' }, credentials_set: false });
+});

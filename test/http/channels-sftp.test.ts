@@ -2,7 +2,8 @@
  * The sftp delivery against a real OpenSSH server started by the test (test/support/sshd.ts):
  * the file arrives under its name (written to a temporary name, then renamed); a changed
  * price is one new delivery; an unchanged catalogue is `skipped`; a 30% drop is `held` until
- * released; a wrong host key fails before anything is sent.
+ * released; a wrong host key fails before anything is sent; a password login (a throwaway
+ * account sshd alone knows) delivers, and a wrong password fails without sending.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,9 +12,10 @@ import t from 'tap';
 import { runCliAsync } from '../support/cli.js';
 import { runFeeds, waitFor } from '../support/feeds.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
-import { sshdMissing, startSshd, type Sshd } from '../support/sshd.js';
+import { passwordSshdMissing, sshdMissing, startSshd, type Sshd } from '../support/sshd.js';
 
 const skip = sshdMissing() ?? false;
+const passwordSkip = passwordSshdMissing() ?? false;
 const ENV = { ALLOW_PRIVATE_TARGETS: 'true', FEED_DELIVERY_RETRY_SCHEDULE: '0.05,0.05' };
 
 async function seed(s: TestServer, n: number) {
@@ -166,3 +168,38 @@ t.test('a wrong host key fails without sending; bad targets are refused', { skip
   t.equal(refused.status, 422);
   t.match(refused.text, /delivery\.host/);
 });
+
+t.test(
+  'a password login delivers; a wrong password fails without sending',
+  { skip: passwordSkip },
+  async (t) => {
+    const password = 'correct horse battery staple';
+    const sshd = await startSshd(t, { password });
+    const s = await startTestServer(t, ENV);
+    await seed(s, 3);
+    const feed = (file: string, secret: string) => ({
+      ...sftpFeed(sshd, file),
+      delivery: { ...sftpFeed(sshd, file).delivery, username: sshd.passwordUser },
+      credentials: { password: secret },
+    });
+    const good = await s.request('POST', '/v1/feeds', { body: feed('pw.jsonl.gz', password) });
+    t.equal(good.status, 201, good.text);
+    t.notMatch(good.text, password, 'the password is never returned');
+    const bad = await s.request('POST', '/v1/feeds', { body: feed('bad.jsonl.gz', 'wrong') });
+    t.equal(bad.status, 201, bad.text);
+    await runFeeds(s);
+    t.match(await settled(s, good.body.id), { status: 'delivered', products: 3 });
+    t.equal(remoteLines(sshd, 'pw.jsonl.gz').length, 3, 'the file arrived');
+    t.equal(
+      fs.statSync(path.join(sshd.root, 'pw.jsonl.gz')).uid,
+      40_123,
+      'written by the password account',
+    );
+    const failed = await waitFor(async () => {
+      const [last] = await deliveries(s, bad.body.id);
+      return last?.status === 'failed' && last.attempts === 3 ? last : undefined;
+    });
+    t.match(failed.error, /authentication/i);
+    t.equal(fs.existsSync(path.join(sshd.root, 'bad.jsonl.gz')), false, 'nothing was sent');
+  },
+);

@@ -21,6 +21,13 @@ export interface AcpFeedServer {
   patches: { feedId: string; products: number; status: number }[];
   /** Answers the next `n` PATCH requests with this status (a failing platform). */
   failNext(n: number, status: number): void;
+  /**
+   * Holds the next PATCH: received, neither applied nor answered (a sender that will be
+   * killed mid-send). Resolves when it has arrived.
+   */
+  holdNext(): Promise<void>;
+  /** PATCH requests held (received, never answered). */
+  held: number;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
@@ -48,6 +55,8 @@ export async function startAcpFeedServer(
   >();
   const patches: AcpFeedServer['patches'] = [];
   let failing = { n: 0, status: 500 };
+  let holding: (() => void) | undefined;
+  let held = 0;
   let next = 0;
   const createFeed = (targetCountry?: string) => {
     const id = `feed_${(++next).toString(36).padStart(6, '0')}`;
@@ -100,6 +109,12 @@ export async function startAcpFeedServer(
       if (req.method === 'GET') return send(res, 200, { products: [...feed.products.values()] });
       if (req.method !== 'PATCH')
         return error(res, 405, 'method_not_allowed', 'GET or PATCH', 'method');
+      if (holding) {
+        held++;
+        holding();
+        holding = undefined;
+        return;
+      }
       const answer = (status: number) => patches.push({ feedId: id, products: 0, status });
       if (failing.n > 0) {
         failing.n--;
@@ -146,7 +161,13 @@ export async function startAcpFeedServer(
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -155,6 +176,10 @@ export async function startAcpFeedServer(
     patches,
     failNext: (n, status) => {
       failing = { n, status };
+    },
+    holdNext: () => new Promise<void>((resolve) => (holding = resolve)),
+    get held() {
+      return held;
     },
   };
 }

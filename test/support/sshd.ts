@@ -2,6 +2,12 @@
  * A real SFTP server for tests: Debian's OpenSSH (`openssh-server`, /usr/sbin/sshd) in the
  * foreground on a loopback port, with a throwaway host key and client key made by ssh-keygen,
  * serving SFTP (internal-sftp) to the user running the tests. Stopped when the test ends.
+ *
+ * With `password`, sshd also takes password logins for a throwaway unprivileged account.
+ * Without PAM, sshd checks a password against /etc/shadow; the test adds no account to the
+ * machine: sshd runs in a mount namespace of its own (`unshare --mount`) where copies of
+ * /etc/passwd, /etc/group and /etc/shadow that carry the account are bind-mounted over the
+ * real ones. That needs root (CAP_SYS_ADMIN); passwordSshdMissing() says why not otherwise.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,12 +28,62 @@ export interface Sshd {
   privateKey: string;
   /** A folder the user may write to, for uploads. */
   root: string;
+  /** With `password`: the throwaway account that logs in with it (uploads go to `root`). */
+  passwordUser?: string;
 }
+
+/** The throwaway account of a password sshd, present only inside its mount namespace. */
+const PASSWORD_USER = 'agentshelf-sftp';
+const PASSWORD_UID = 40_123;
 
 /** Why sshd cannot run here, or undefined when it can (tests skip with the reason). */
 export function sshdMissing(): string | undefined {
   if (!fs.existsSync(SSHD)) return `${SSHD} is missing (apt-get install openssh-server)`;
   return undefined;
+}
+
+/** Why a password sshd cannot run here, or undefined when it can. */
+export function passwordSshdMissing(): string | undefined {
+  const missing = sshdMissing();
+  if (missing) return missing;
+  if (process.getuid?.() !== 0) {
+    return 'password logins need root: sshd without PAM reads /etc/shadow, and the throwaway account lives in a mount namespace (unshare --mount)';
+  }
+  const probe = spawnSync('unshare', ['--mount', 'true']);
+  if (probe.status !== 0) return `unshare --mount is refused here: ${probe.stderr}`;
+  return undefined;
+}
+
+/** The SHA-512 crypt hash of a password, as /etc/shadow holds it (openssl passwd -6). */
+function cryptHash(password: string): string {
+  const res = spawnSync('openssl', ['passwd', '-6', '-stdin'], { input: password });
+  if (res.status !== 0) throw new Error(`openssl passwd: ${res.stderr}`);
+  return res.stdout.toString().trim();
+}
+
+/**
+ * Copies of the account files with the throwaway account added, and the shell command that
+ * bind-mounts them over /etc's (inside sshd's own mount namespace) and then runs sshd.
+ */
+function passwordAccount(dir: string, password: string, sshdArgs: string[]): string[] {
+  const add = (file: string, line: string) => {
+    const copy = path.join(dir, path.basename(file));
+    fs.writeFileSync(copy, `${fs.readFileSync(file, 'utf8').trimEnd()}\n${line}\n`, {
+      mode: file === '/etc/shadow' ? 0o640 : 0o644,
+    });
+    return `mount --bind ${copy} ${file}`;
+  };
+  const home = path.join(dir, 'upload');
+  const mounts = [
+    add('/etc/passwd', `${PASSWORD_USER}:x:${PASSWORD_UID}:${PASSWORD_UID}::${home}:/bin/sh`),
+    add('/etc/group', `${PASSWORD_USER}:x:${PASSWORD_UID}:`),
+    add('/etc/shadow', `${PASSWORD_USER}:${cryptHash(password)}:20000:0:99999:7:::`),
+  ];
+  // The account writes the upload folder; the folders above it must let it through.
+  fs.chmodSync(dir, 0o755);
+  fs.chownSync(home, PASSWORD_UID, PASSWORD_UID);
+  const quoted = sshdArgs.map((a) => `'${a}'`).join(' ');
+  return ['--mount', 'sh', '-c', `${mounts.join(' && ')} && exec ${quoted}`];
 }
 
 function keygen(file: string): void {
@@ -54,7 +110,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts sshd -D; resolves once it says it listens. */
-export async function startSshd(t: Test): Promise<Sshd> {
+export async function startSshd(t: Test, options: { password?: string } = {}): Promise<Sshd> {
   // A folder of its own: t.testdir() is the test's, and a test server started after this
   // would empty it.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentshelf-sshd-'));
@@ -72,7 +128,7 @@ export async function startSshd(t: Test): Promise<Sshd> {
     `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`,
     'StrictModes no',
     'UsePAM no',
-    'PasswordAuthentication no',
+    `PasswordAuthentication ${options.password ? 'yes' : 'no'}`,
     'KbdInteractiveAuthentication no',
     'PubkeyAuthentication yes',
     'PermitRootLogin prohibit-password',
@@ -82,9 +138,11 @@ export async function startSshd(t: Test): Promise<Sshd> {
   fs.writeFileSync(path.join(dir, 'sshd_config'), `${config}\n`);
   // As root, sshd needs its privilege separation folder.
   if (process.getuid?.() === 0) fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
-  const child = spawn(SSHD, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const args = [SSHD, '-D', '-e', '-f', path.join(dir, 'sshd_config')];
+  const [command, ...rest] = options.password
+    ? ['unshare', ...passwordAccount(dir, options.password, args)]
+    : args;
+  const child = spawn(command!, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
   t.teardown(async () => {
     if (child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -107,5 +165,6 @@ export async function startSshd(t: Test): Promise<Sshd> {
     hostKeySha256: fingerprint(path.join(dir, 'host_key.pub')),
     privateKey: fs.readFileSync(path.join(dir, 'client_key'), 'utf8'),
     root: path.join(dir, 'upload'),
+    ...(options.password ? { passwordUser: PASSWORD_USER } : {}),
   };
 }

@@ -17,6 +17,7 @@ import * as m20261127060500 from './20261127060500_publications.js';
 import * as m20261127061500 from './20261127061500_analytics_searches.js';
 import * as m20261127063000 from './20261127063000_feed_profiles.js';
 import * as m20261127064500 from './20261127064500_feed_deliveries.js';
+import * as m20261127090330 from './20261127090330_feed_delivery_leases.js';
 import * as m20261127092500 from './20261127092500_product_search_vector.js';
 import * as m20261127095000 from './20261127095000_product_search_groups.js';
 
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '20261127061500_analytics_searches': m20261127061500,
   '20261127063000_feed_profiles': m20261127063000,
   '20261127064500_feed_deliveries': m20261127064500,
+  '20261127090330_feed_delivery_leases': m20261127090330,
   '20261127092500_product_search_vector': m20261127092500,
   '20261127095000_product_search_groups': m20261127095000,
 };

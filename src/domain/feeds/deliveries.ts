@@ -6,25 +6,29 @@
  * what the remote answered. Events go through the outbox in the record's transaction.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import {
   claimFeedDelivery,
   countFeedDeliveries,
+  finishFeedDelivery,
   findFeedDelivery,
   findLastDelivered,
   insertFeedDelivery,
   listDueDeliveries,
   listFeedDeliveryRows,
   listWaitingDeliveries,
+  renewFeedDeliveryLease,
   updateFeedDelivery,
+  type DeliveryLease,
 } from '../../db/queries/feed-deliveries.js';
 import { findFeedById } from '../../db/queries/feeds.js';
 import type { FeedDeliveryRow, FeedRow } from '../../db/schema.js';
 import type { Db } from '../../db/store.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
-import { newSortableId } from '../../ids.js';
+import { newSortableId, randomBase62 } from '../../ids.js';
 import { recordEvent } from '../events.js';
 import type { SecretBox } from '../integrations/secret-box.js';
 import { presentPagination } from '../pagination.js';
@@ -118,8 +122,8 @@ export async function planDelivery(
   now: Date,
   options: {
     force?: boolean;
-    /** Record a pending delivery as delivering at once: the caller sends it (the CLI). */
-    claim?: boolean;
+    /** Record a pending delivery as delivering, leased to the caller, who sends it (the CLI). */
+    claim?: DeliveryLease;
   } = {},
 ): Promise<FeedDeliveryRow | undefined> {
   const delivery = parseDelivery(feed.delivery);
@@ -146,11 +150,12 @@ export async function planDelivery(
       ? { name: null, bytes: (await fs.promises.stat(file.path)).size }
       : await keepFile(file.path, dir, id);
   const stamp = now.toISOString();
+  const claimed = status === 'pending' ? options.claim : undefined;
   const row: FeedDeliveryRow = {
     id,
     feed_id: feed.id,
     type: delivery.type,
-    status: status === 'pending' && options.claim ? 'delivering' : status,
+    status: claimed ? 'delivering' : status,
     products: file.products,
     bytes: kept.bytes,
     sha256: file.sha256,
@@ -158,17 +163,19 @@ export async function planDelivery(
     reason,
     attempts: 0,
     next_attempt_at: null,
-    started_at: status === 'pending' && options.claim ? stamp : null,
+    started_at: claimed ? stamp : null,
     finished_at: status === 'skipped' ? stamp : null,
     error: null,
     remote: null,
+    claimed_by: claimed?.owner ?? null,
+    claimed_until: claimed?.until ?? null,
     created_at: stamp,
   };
   const superseded: (string | null)[] = [];
   try {
     await withTransaction(db, async (trx) => {
       if (status !== 'skipped') {
-        for (const old of await listWaitingDeliveries(trx, feed.id)) {
+        for (const old of await listWaitingDeliveries(trx, feed.id, stamp)) {
           await updateFeedDelivery(trx, old.id, {
             status: 'skipped',
             reason: `superseded by ${id}`,
@@ -248,6 +255,11 @@ export interface DeliveryEnv {
   allowPrivate: boolean;
   /** Seconds before each retry: a failure after the last one is final. */
   retrySchedule: readonly number[];
+  /**
+   * How long a claimed delivery stays with its runner (renewed while it sends): after its
+   * process dies, another runner retakes it once this has passed (FEED_DELIVERY_LEASE_MS).
+   */
+  leaseMs: number;
 }
 
 /** How often the serve worker looks for due deliveries. */
@@ -260,10 +272,14 @@ function messageOf(err: unknown): string {
 
 /**
  * Sends deliveries: the due ones on each pass of the serve worker, or one at once
- * (`agentshelf feeds deliver`). Each is claimed first, so two processes never send one twice.
+ * (`agentshelf feeds deliver`). Each is claimed first with a lease the runner renews while it
+ * sends, so two runners never send one at once; a delivery whose runner died mid-send is
+ * retaken once its lease lapses.
  */
 export class DeliveryRunner {
   private readonly poller: PollingWorker;
+  /** This runner's lease token: host, pid (a killed process's is known gone) and a random. */
+  readonly owner = `${os.hostname()}/${process.pid}/${randomBase62(10)}`;
 
   constructor(readonly env: DeliveryEnv) {
     this.poller = new PollingWorker({
@@ -294,22 +310,81 @@ export class DeliveryRunner {
     return due.length === limit;
   }
 
-  /** Sends one pending (or due failed) delivery; answers its record after the attempt. */
+  /** A lease for this runner from now, for leaseMs. */
+  lease(): DeliveryLease {
+    const now = this.env.now();
+    return {
+      owner: this.owner,
+      now: now.toISOString(),
+      until: new Date(now.getTime() + this.env.leaseMs).toISOString(),
+    };
+  }
+
+  /**
+   * Sends one delivery that is due (pending, failed and due, or left mid-send by a runner
+   * whose lease lapsed), claiming it first; `claimed` when this runner's planDelivery already
+   * leased it. Answers its record after the attempt, or undefined when another runner holds
+   * it (or retook it after this runner's lease lapsed).
+   */
   async deliver(
     row: FeedDeliveryRow,
-    onProgress?: (sent: number, total: number) => void,
+    options: { claimed?: boolean; onProgress?: (sent: number, total: number) => void } = {},
   ): Promise<FeedDeliveryRecord | undefined> {
     const { db, now, logger } = this.env;
     const started = now();
-    // A row planned as delivering was claimed by its planner (feeds deliver).
-    if (row.status !== 'delivering') {
-      const from = row.status === 'failed' ? 'failed' : 'pending';
-      if (!(await claimFeedDelivery(db, row.id, from, started.toISOString()))) return undefined;
+    if (!options.claimed && !(await claimFeedDelivery(db, row.id, this.lease()))) return undefined;
+    // Renewed while it sends: the lease lapses only when this process stops.
+    const renewal = setInterval(
+      () => {
+        renewFeedDeliveryLease(db, row.id, this.owner, this.lease().until).catch((err: unknown) =>
+          logger.warn({ err, delivery_id: row.id }, 'feed delivery: renewing its lease failed'),
+        );
+      },
+      Math.max(50, Math.floor(this.env.leaseMs / 3)),
+    );
+    let outcome: Awaited<ReturnType<DeliveryRunner['attempt']>>;
+    try {
+      outcome = await this.attempt(row, options.onProgress);
+    } finally {
+      clearInterval(renewal);
     }
     const attempts = row.attempts + 1;
-    const dir = deliveriesDirectory(this.env.dataDir);
-    let patch: Partial<FeedDeliveryRow>;
-    let event: 'feed.delivered' | 'feed.delivery_failed';
+    const { patch, event } = outcome;
+    const finished: FeedDeliveryRow = {
+      ...row,
+      ...patch,
+      attempts,
+      started_at: started.toISOString(),
+      claimed_by: null,
+      claimed_until: null,
+    };
+    finished.finished_at = now().toISOString();
+    const recorded = await withTransaction(db, async (trx) => {
+      const mine = await finishFeedDelivery(trx, row.id, this.owner, {
+        ...patch,
+        attempts,
+        finished_at: finished.finished_at,
+      });
+      if (mine) await recordEvent(trx, event, presentDelivery(finished), now());
+      return mine;
+    });
+    if (!recorded) {
+      logger.warn({ delivery_id: row.id }, 'feed delivery: lease lapsed mid-send; retaken');
+      return undefined;
+    }
+    if (finished.file === null) await dropFile(deliveriesDirectory(this.env.dataDir), row.file);
+    return presentDelivery(finished);
+  }
+
+  /** One attempt to send a claimed delivery: the row's patch and the event it makes. */
+  private async attempt(
+    row: FeedDeliveryRow,
+    onProgress?: (sent: number, total: number) => void,
+  ): Promise<{
+    patch: Partial<FeedDeliveryRow>;
+    event: 'feed.delivered' | 'feed.delivery_failed';
+  }> {
+    const { db, now, logger } = this.env;
     try {
       const feed = await findFeedById(db, row.feed_id);
       if (!feed || row.file === null) throw new Error('the feed or its file is gone');
@@ -321,38 +396,30 @@ export class DeliveryRunner {
         ? (JSON.parse(this.env.box.decrypt(feed.credentials)) as FeedCredentialsInput)
         : {};
       const remote = await transport({
-        file: path.join(dir, row.file),
+        file: path.join(deliveriesDirectory(this.env.dataDir), row.file),
         bytes: row.bytes,
         delivery,
         credentials,
         allowPrivate: this.env.allowPrivate,
         ...(onProgress ? { onProgress } : {}),
       });
-      patch = { status: 'delivered', remote: JSON.stringify(remote), error: null, file: null };
-      event = 'feed.delivered';
+      return {
+        patch: { status: 'delivered', remote: JSON.stringify(remote), error: null, file: null },
+        event: 'feed.delivered',
+      };
     } catch (err) {
-      const wait = this.env.retrySchedule[attempts - 1];
+      const wait = this.env.retrySchedule[row.attempts];
       const next = wait === undefined ? null : new Date(now().getTime() + wait * 1000);
       logger.warn({ err, delivery_id: row.id, feed_id: row.feed_id }, 'feed delivery failed');
-      patch = {
-        status: 'failed',
-        error: messageOf(err).slice(0, 1000),
-        next_attempt_at: next?.toISOString() ?? null,
-        ...(next === null ? { file: null } : {}),
+      return {
+        patch: {
+          status: 'failed',
+          error: messageOf(err).slice(0, 1000),
+          next_attempt_at: next?.toISOString() ?? null,
+          ...(next === null ? { file: null } : {}),
+        },
+        event: 'feed.delivery_failed',
       };
-      event = 'feed.delivery_failed';
     }
-    const finished = { ...row, ...patch, attempts, started_at: started.toISOString() };
-    finished.finished_at = now().toISOString();
-    await withTransaction(db, async (trx) => {
-      await updateFeedDelivery(trx, row.id, {
-        ...patch,
-        attempts,
-        finished_at: finished.finished_at,
-      });
-      await recordEvent(trx, event, presentDelivery(finished), now());
-    });
-    if (finished.file === null) await dropFile(dir, row.file);
-    return presentDelivery(finished);
   }
 }

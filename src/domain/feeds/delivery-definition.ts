@@ -28,19 +28,33 @@ export async function checkTargetOf(delivery: StoredDelivery, allowPrivate: bool
   }
 }
 
+/**
+ * The profile and format a delivery type takes (422): an acp_feed_api delivery upserts ACP
+ * Products, so only an acp feed in jsonl. `field` names what the request changed: the
+ * delivery (`delivery.type`), or the feed's `profile` or `format` when it keeps its delivery.
+ */
+export function checkDeliveryChannel(
+  delivery: StoredDelivery,
+  channel: { profile: string; format: string },
+  field = 'delivery.type',
+): void {
+  if (delivery.type !== 'acp_feed_api') return;
+  if (channel.profile === 'acp' && channel.format === 'jsonl') return;
+  const kept = field === 'delivery.type' ? '' : `; the feed keeps its ${delivery.type} delivery`;
+  throw invalidField(
+    field,
+    `acp_feed_api takes an acp feed in jsonl (the Feed API upserts ACP Products)${kept}`,
+  );
+}
+
 /** The credentials a delivery type needs (422 naming credentials, or delivery.type). */
 function checkCredentials(
   delivery: Exclude<StoredDelivery, { type: 'hosted' }>,
   credentials: FeedCredentialsInput | undefined,
   channel: DeliveryOptions['channel'],
 ): void {
+  if (channel) checkDeliveryChannel(delivery, channel);
   if (delivery.type === 'acp_feed_api') {
-    if (channel && (channel.profile !== 'acp' || channel.format !== 'jsonl')) {
-      throw invalidField(
-        'delivery.type',
-        'acp_feed_api takes an acp feed in jsonl (the Feed API upserts ACP Products)',
-      );
-    }
     if (!credentials?.token) {
       throw new AppError('missing_field', 'An acp_feed_api delivery needs credentials: token.', {
         field: 'credentials',

@@ -28,7 +28,7 @@ import type {
 } from './schemas.js';
 import { presentPagination } from '../pagination.js';
 import { checkChannelDefinition, parseFeedSettings } from './channels/index.js';
-import { deliveryColumns } from './delivery-definition.js';
+import { checkDeliveryChannel, deliveryColumns } from './delivery-definition.js';
 import { parseDelivery } from './delivery-schemas.js';
 import type { SecretBox } from '../integrations/secret-box.js';
 
@@ -241,6 +241,13 @@ export async function updateFeed(
       if (columns.delivery !== before.delivery) patch.delivery = columns.delivery;
       if (input.credentials !== undefined || columns.delivery === null)
         patch.credentials = columns.credentials;
+    } else if (patch.profile !== undefined || patch.format !== undefined) {
+      // The delivery it keeps must take the new profile and format, as at creation.
+      checkDeliveryChannel(
+        parseDelivery(before.delivery),
+        { profile: patch.profile ?? before.profile, format: patch.format ?? before.format },
+        patch.profile !== undefined ? 'profile' : 'format',
+      );
     }
     if (input.filters !== undefined) {
       const category = input.filters?.category ?? null;

@@ -103,7 +103,7 @@ function same(value: string): string {
  * The cleaning a row needs: none for the usual row (a few tests on its raw columns), the
  * exact drop rule for a row that may hold a forbidden character.
  */
-function cleanerFor(row: FeedSourceRow): (value: string) => string {
+export function cleanerFor(row: FeedSourceRow): (value: string) => string {
   const suspect =
     MAYBE_FORBIDDEN.test(row.id) ||
     MAYBE_FORBIDDEN.test(row.name) ||

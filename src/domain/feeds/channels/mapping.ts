@@ -13,7 +13,7 @@ import {
 import type { Db } from '../../../db/store.js';
 import type { Executor } from '../../../db/transaction.js';
 import { readCatalogueProduct } from '../../catalogue/product.js';
-import { toFeedItem } from '../record.js';
+import { cleanerFor, toFeedItem } from '../record.js';
 import type { ChannelIssue, ChannelProfile, ChannelSettings } from './profile.js';
 import type { IssueTally } from './tally.js';
 
@@ -57,8 +57,33 @@ export async function readFeedPages(
   });
 }
 
-function issueLine(id: string, issues: readonly ChannelIssue[], excluded: boolean): string {
-  return `${JSON.stringify(excluded ? { id, excluded: true, issues } : { id, issues })}\n`;
+/**
+ * The diagnostics line of a product: `{"id", "excluded"?, "issues"}` as JSON.stringify writes
+ * it. Issues are shared objects (one per profile, field and problem), so the JSON of a list
+ * of them is made once per run and list, not once per product.
+ */
+const MAX_LISTS = 10_000;
+
+class IssueLines {
+  private readonly ids = new WeakMap<ChannelIssue, number>();
+  private next = 0;
+  /** At most MAX_LISTS lists kept (a profile has a few dozen issues; combinations are few). */
+  private readonly json = new Map<string, string>();
+
+  line(id: string, issues: readonly ChannelIssue[], excluded: boolean): string {
+    let key = '';
+    for (const i of issues) {
+      let n = this.ids.get(i);
+      if (n === undefined) this.ids.set(i, (n = this.next++));
+      key += `${n},`;
+    }
+    let json = this.json.get(key);
+    if (json === undefined) {
+      json = JSON.stringify(issues);
+      if (this.json.size < MAX_LISTS) this.json.set(key, json);
+    }
+    return `{"id":${JSON.stringify(id)},${excluded ? '"excluded":true,' : ''}"issues":${json}}\n`;
+  }
 }
 
 /**
@@ -72,6 +97,7 @@ export class ChannelMapper {
   private lines = '';
   private groupKey: string | undefined;
   private variants: unknown[] = [];
+  private readonly issueLines = new IssueLines();
 
   constructor(
     private readonly profile: ChannelProfile,
@@ -101,7 +127,7 @@ export class ChannelMapper {
       // agentshelf keeps its tuned path (it skips the cleaning of rows that need none).
       const item = tuned
         ? toFeedItem(row, this.settings)
-        : p.map(readCatalogueProduct(row, this.settings), this.settings);
+        : p.map(readCatalogueProduct(row, this.settings), this.settings, cleanerFor(row));
       if (this.count(row.id, item.issues)) records.push(item.record);
     }
     return records;
@@ -123,7 +149,8 @@ export class ChannelMapper {
 
   private count(id: string, issues: readonly ChannelIssue[]): boolean {
     const written = this.tally.add(id, issues);
-    if (this.keepLines && issues.length > 0) this.lines += issueLine(id, issues, !written);
+    if (this.keepLines && issues.length > 0)
+      this.lines += this.issueLines.line(id, issues, !written);
     return written;
   }
 

@@ -9,7 +9,7 @@
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
 import { formatMinorUnits } from '../../money.js';
-import { dropForbiddenCharacters as clean } from '../record.js';
+import { dropForbiddenCharacters } from '../record.js';
 import {
   checkoutEligible,
   issue,
@@ -101,7 +101,11 @@ const I = {
 };
 
 /** One product as OpenAI's row, with what OpenAI would refuse in it. */
-function mapOpenAi(p: CatalogueProduct, s: ChannelSettings): ChannelItem {
+function mapOpenAi(
+  p: CatalogueProduct,
+  s: ChannelSettings,
+  clean: (value: string) => string = dropForbiddenCharacters,
+): ChannelItem {
   const issues: ChannelIssue[] = [];
   const a = p.attributes;
   const images = p.images.map(clean).filter((u) => u !== '');
@@ -112,8 +116,8 @@ function mapOpenAi(p: CatalogueProduct, s: ChannelSettings): ChannelItem {
   const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
   const condition = checkedCondition(a.condition, I.conditionInvalid, issues);
   const group = p.itemGroupId === undefined ? '' : clean(p.itemGroupId);
-  const options = group === '' ? {} : variantOptions(p);
-  if (group !== '' && Object.keys(options).length === 0) issues.push(I.variantDictMissing);
+  const options = group === '' ? undefined : variantOptions(p, clean);
+  if (group !== '' && options === undefined) issues.push(I.variantDictMissing);
   const search = searchEligible(p);
   const record = {
     item_id: clean(p.id),
@@ -127,7 +131,7 @@ function mapOpenAi(p: CatalogueProduct, s: ChannelSettings): ChannelItem {
     availability,
     group_id: group,
     listing_has_variations: group === '' ? 'false' : 'true',
-    variant_dict: group === '' ? '' : mapClean(options),
+    variant_dict: group === '' ? '' : (options ?? {}),
     gtin,
     mpn: clean(textOf(a.mpn)),
     condition,
@@ -154,12 +158,6 @@ function mapOpenAi(p: CatalogueProduct, s: ChannelSettings): ChannelItem {
   if (!(p.price.minor > 0)) issues.push(I.priceInvalid);
   if (availability === '') issues.push(I.availabilityInvalid);
   return { id: p.id, record, issues: sortIssues(issues) };
-}
-
-function mapClean(values: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(values)) out[k] = clean(v);
-  return out;
 }
 
 export const openaiProfile: FlatProfile = {

@@ -67,7 +67,15 @@ export interface FlatProfile extends ProfileBase {
   columns: readonly string[];
   /** Group attributes and their sub-attributes, in order (Merchant Center's consumer_notice). */
   groups?: Readonly<Record<string, readonly string[]>>;
-  map(product: CatalogueProduct, settings: ChannelSettings): ChannelItem;
+  /**
+   * `clean` drops the characters XML forbids (dropForbiddenCharacters); the mapper passes the
+   * row's own cleaner, which does nothing for the usual row (record.ts cleanerFor).
+   */
+  map(
+    product: CatalogueProduct,
+    settings: ChannelSettings,
+    clean?: (value: string) => string,
+  ): ChannelItem;
 }
 
 /** Errors first, so the reason a product is excluded is its first issue. */
@@ -177,12 +185,20 @@ export function checkoutEligible(product: CatalogueProduct): boolean {
   return product.attributes.enable_checkout === true && searchEligible(product);
 }
 
-/** The variant options a product carries (color, size, material), by their attribute names. */
-export function variantOptions(product: CatalogueProduct): Record<string, string> {
-  const options: Record<string, string> = {};
-  for (const key of ['color', 'size', 'material']) {
+const VARIANT_OPTIONS = ['color', 'size', 'material'] as const;
+
+/**
+ * The variant options a product carries (color, size, material), by their attribute names,
+ * each value trimmed and then cleaned by `clean`; undefined when it carries none.
+ */
+export function variantOptions(
+  product: CatalogueProduct,
+  clean: (value: string) => string,
+): Record<string, string> | undefined {
+  let options: Record<string, string> | undefined;
+  for (const key of VARIANT_OPTIONS) {
     const value = textOf(product.attributes[key]).trim();
-    if (value !== '') options[key] = value;
+    if (value !== '') (options ??= {})[key] = clean(value);
   }
   return options;
 }

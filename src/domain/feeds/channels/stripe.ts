@@ -9,7 +9,7 @@
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
 import { formatMinorUnits } from '../../money.js';
-import { dropForbiddenCharacters as clean } from '../record.js';
+import { dropForbiddenCharacters } from '../record.js';
 import {
   issue,
   requiredLink,
@@ -68,7 +68,11 @@ const I = {
   conditionInvalid: issue('condition', 'invalid', 'warning', 'condition is unknown: left out'),
 };
 
-function mapStripe(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
+function mapStripe(
+  p: CatalogueProduct,
+  _s: ChannelSettings,
+  clean: (value: string) => string = dropForbiddenCharacters,
+): ChannelItem {
   const issues: ChannelIssue[] = [];
   const a = p.attributes;
   const images = p.images.map(clean).filter((u) => u !== '');
