@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { PublishTarget } from '../config.js';
 import { FsPublisher } from './fs.js';
 import {
+  hasBucketSiblings,
   loadManifest,
   saveManifest,
   scanTree,
@@ -131,14 +132,16 @@ function rankOf(want: Wanted): number {
 }
 
 /**
- * The objects the bucket should hold: every file of the manifest but the serving rules (the
- * compressed siblings unless the target takes plain objects only) and, for each brand's JSON, an extensionless
- * copy at `v1/brands/<slug>`, the address the registry documents.
+ * The objects the bucket should hold: every file of the manifest but the serving rules, with
+ * the compressed siblings of the feeds alone (hasBucketSiblings; none when the target takes
+ * plain objects only) and, for each brand's JSON, an extensionless copy at `v1/brands/<slug>`,
+ * the address the registry documents.
  */
 function wantedObjects(manifest: Manifest, target: PublishTarget): Map<string, Wanted> {
   const wanted = new Map<string, Wanted>();
   for (const [key, entry] of manifest) {
-    if (entry.encoding && target.encodings === 'plain') continue;
+    if (entry.encoding && (target.encodings === 'plain' || !hasBucketSiblings(plainKeyOf(key))))
+      continue;
     // The serving rules (_headers, _redirects, cdn/) configure a CDN; they are not content.
     if (key.startsWith('_') || key.startsWith('cdn/')) continue;
     wanted.set(key, { key, file: key, entry });
