@@ -152,6 +152,12 @@ t.test('one price change: at most 10 PUTs, and which they are', async (t) => {
   ];
   t.same(puts(fake).sort(), expected.sort(), 'the objects one price change replaces');
   t.ok(puts(fake).length <= 10, `${puts(fake).length} PUTs (target 10)`);
+  // The files the run wrote went up (and would be purged) before the bucket was listed.
+  t.same(
+    fake.requests.map((r) => r.method),
+    [...expected.map(() => 'PUT'), 'GET'],
+    'the uploads, then the one listing',
+  );
 
   // The first change of a new day also changes the dates the sitemap and the home page show.
   fake.requests.length = 0;
