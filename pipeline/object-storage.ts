@@ -40,6 +40,8 @@ export function objectStorageSettings(config: Config): ObjectStorageSettings | u
     syncedFile: path.join(config.DATA_DIR, 'publish', `synced-${id}.json`),
     deleteGraceSeconds: config.PUBLISH_DELETE_GRACE,
     maxDeletes: config.PUBLISH_MAX_DELETES,
+    multipartThreshold: config.PUBLISH_MULTIPART_THRESHOLD,
+    partSize: config.PUBLISH_PART_SIZE,
     cacheControl: (key) => `${cacheControlFor(key)}, ${STALE_IF_ERROR}`,
     contentType: contentTypeFor,
   };

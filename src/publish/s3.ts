@@ -59,6 +59,10 @@ export interface ObjectStorageSettings {
   contentType: (key: string) => string | undefined;
   /** Uploads in flight (default 12). */
   concurrency?: number;
+  /** Objects above this many bytes go up in parts (PUBLISH_MULTIPART_THRESHOLD). */
+  multipartThreshold?: number;
+  /** Bytes a part of a multipart upload (PUBLISH_PART_SIZE). */
+  partSize?: number;
   /** Retry settings of the client (tests shorten the backoff). */
   client?: Pick<S3ClientOptions, 'backoffMs' | 'sleep' | 'attempts' | 'onRetry'>;
 }
@@ -240,6 +244,8 @@ export async function syncTree(
     credentials: settings.credentials,
     allowPrivate: settings.allowPrivate,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(settings.multipartThreshold ? { multipartThreshold: settings.multipartThreshold } : {}),
+    ...(settings.partSize ? { partSize: settings.partSize } : {}),
     ...settings.client,
   });
   const lap = lapTimer();
@@ -404,6 +410,10 @@ async function upload(client: S3Client, settings: ObjectStorageSettings, want: W
   await client.put({
     key: want.key,
     body: { length: want.entry.size, open: () => fs.createReadStream(file) },
+    range: (start, length) => ({
+      length,
+      open: () => fs.createReadStream(file, { start, end: start + length - 1 }),
+    }),
     contentType: want.entry.contentType,
     cacheControl: settings.cacheControl(plainKeyOf(want.file)),
     contentEncoding: want.entry.encoding,
