@@ -1,11 +1,14 @@
 /**
  * The floor of `agentshelf publish`: a bare aws4fetch PUT loop over the same tree, with the
- * same parallelism, and nothing else (no listing, no digests, no metadata, no order).
+ * same parallelism, and nothing else (no listing, no digests, no metadata, no order): the
+ * objects `publish` uploads but the extensionless brand copies (the siblings of the feeds, not
+ * those of the small files; src/publish/manifest.ts, hasBucketSiblings).
  * Usage: node publish-floor.js ENDPOINT BUCKET ROOT CONCURRENCY; prints {objects, bytes, ms}.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { AwsClient } from 'aws4fetch';
+import { hasBucketSiblings, siblingOf } from '../src/publish/manifest.js';
 
 const [endpoint, bucket, root, concurrency] = process.argv.slice(2) as [
   string,
@@ -27,7 +30,7 @@ function walk(dir: string, prefix: string, out: string[]): string[] {
       continue;
     const key = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) walk(path.join(dir, e.name), key, out);
-    else out.push(key);
+    else if (!siblingOf(key) || hasBucketSiblings(siblingOf(key)!.plain)) out.push(key);
   }
   return out;
 }

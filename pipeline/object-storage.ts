@@ -37,8 +37,11 @@ export function objectStorageSettings(config: Config): ObjectStorageSettings | u
     root: config.PUBLIC_DIR,
     manifestFile: manifestPath(config),
     orphansFile: path.join(config.DATA_DIR, 'publish', `orphans-${id}.json`),
+    syncedFile: path.join(config.DATA_DIR, 'publish', `synced-${id}.json`),
     deleteGraceSeconds: config.PUBLISH_DELETE_GRACE,
     maxDeletes: config.PUBLISH_MAX_DELETES,
+    multipartThreshold: config.PUBLISH_MULTIPART_THRESHOLD,
+    partSize: config.PUBLISH_PART_SIZE,
     cacheControl: (key) => `${cacheControlFor(key)}, ${STALE_IF_ERROR}`,
     contentType: contentTypeFor,
   };
@@ -72,6 +75,7 @@ export function objectStoragePublisher(
           deleted: report.deleted,
           held: report.held,
           bytes: report.bytes,
+          ...report.timings,
         },
         'published to object storage',
       );

@@ -24,8 +24,11 @@ export interface SchedulerOptions {
 
 export interface PipelineScheduler {
   /**
-   * Asks for a run FEEDS_DEBOUNCE_MS from now; each further request within the delay pushes
-   * it back, up to ten delays after the first, so a stream of edits still gets published.
+   * Asks for a run: at once (or right after the run in progress) after a quiet spell (no
+   * request for FEEDS_DEBOUNCE_MS), so one change reaches the registry and the CDN in about a
+   * run's time; otherwise FEEDS_DEBOUNCE_MS from now, each further request within the delay
+   * pushing it back, up to ten delays after the first, so a stream of edits is gathered into
+   * few runs and still gets published.
    */
   requestRun(trigger: string): void;
   /** Stops the schedule and the debounce, aborts a run in progress and waits for it to end. */
@@ -45,6 +48,7 @@ export function startPipelineScheduler(options: SchedulerOptions): PipelineSched
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let firstRequestAt: number | undefined;
+  let lastRequestAt = -Infinity;
   let requested = '';
   let active: Promise<void> | undefined;
   let queued: string | undefined;
@@ -94,10 +98,15 @@ export function startPipelineScheduler(options: SchedulerOptions): PipelineSched
   const requestRun = (trigger: string) => {
     if (stopped) return;
     const now = Date.now();
+    // A run in progress does not count: the request then runs right after it (kick queues it).
+    const quiet = timer === undefined && now - lastRequestAt >= delay;
+    lastRequestAt = now;
     firstRequestAt ??= now;
     requested = trigger;
     clearTimeout(timer);
-    const wait = Math.max(0, Math.min(delay, firstRequestAt + delay * MAX_DEBOUNCES - now));
+    const wait = quiet
+      ? 0
+      : Math.max(0, Math.min(delay, firstRequestAt + delay * MAX_DEBOUNCES - now));
     timer = setTimeout(() => {
       timer = undefined;
       firstRequestAt = undefined;

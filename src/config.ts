@@ -129,6 +129,23 @@ const ConfigSchema = z.object({
   PUBLISH_DELETE_GRACE: z.coerce.number().int().min(0).default(3600),
   /** Deletions one run makes at most without `agentshelf publish --force`. */
   PUBLISH_MAX_DELETES: z.coerce.number().int().min(0).default(256),
+  /**
+   * Objects above this many bytes go up as a multipart upload (S3 takes at most 5 GiB in one
+   * PUT); at least 5 MiB, S3's least part.
+   */
+  PUBLISH_MULTIPART_THRESHOLD: z.coerce
+    .number()
+    .int()
+    .min(5 * 1024 ** 2)
+    .max(5 * 1024 ** 3)
+    .default(64 * 1024 ** 2),
+  /** Bytes a part of a multipart upload, 5 MiB (S3's least) to 5 GiB; raised to fit 10,000 parts. */
+  PUBLISH_PART_SIZE: z.coerce
+    .number()
+    .int()
+    .min(5 * 1024 ** 2)
+    .max(5 * 1024 ** 3)
+    .default(16 * 1024 ** 2),
   /** `cloudflare://ZONE | fastly://SERVICE | cloudfront://DISTRIBUTION | bunny://PULL_ZONE | webhook`. */
   CDN_PURGE: z
     .string()

@@ -64,8 +64,9 @@ export interface StartOptions {
   /** Create and report an admin key when the store has no live key (serve does; tests may not). */
   createFirstAdminKey?: boolean;
   /**
-   * Run the pipeline inside the server (serve does): on FEEDS_CRON, FEEDS_DEBOUNCE_MS after
-   * products or feeds change, and at start when the output is stale. Optionally other stages.
+   * Run the pipeline inside the server (serve does): on FEEDS_CRON, when products or feeds
+   * change (pipeline/scheduler.ts), and at start when the output is stale. Optionally other
+   * stages.
    */
   pipeline?: boolean | { stages: Stage[] };
   /** Run integration syncs on SYNC_CRON (serve does; tests may, and call its tick()). */

@@ -15,6 +15,7 @@ import {
   PROFILE_FILE,
 } from '../../src/domain/ucp/profile.js';
 import type { Publisher } from '../../src/publish/publisher.js';
+import { dateOf } from './html.js';
 
 /** A brand as the index lists it (what these files link to). */
 export interface ListedBrand {
@@ -42,14 +43,18 @@ export function renderRobotsTxt(feedsUrl: string): string {
   ].join('\n');
 }
 
-/** The home page and each brand's page, with when each last changed (sitemaps.org 0.9). */
+/**
+ * The home page and each brand's page, with the date each last changed (sitemaps.org 0.9, a W3C
+ * date): the date the page shows as "updated", so the sitemap changes when a page's date does,
+ * not on every price change (a new object in the bucket and a purge each time).
+ */
 export function renderSitemap(input: AgentFilesInput): string {
   const newest = input.brands.reduce<string | undefined>(
     (max, b) => (max === undefined || b.updated_at > max ? b.updated_at : max),
     undefined,
   );
   const url = (loc: string, lastmod: string | undefined) =>
-    markup`  <url><loc>${loc}</loc>${lastmod ? markup`<lastmod>${lastmod}</lastmod>` : ''}</url>\n`;
+    markup`  <url><loc>${loc}</loc>${lastmod ? markup`<lastmod>${dateOf(lastmod)}</lastmod>` : ''}</url>\n`;
   return String(markup`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 ${url(`${input.feedsUrl}/`, newest)}${input.brands.map((b) => url(b.html_url, b.updated_at))}</urlset>

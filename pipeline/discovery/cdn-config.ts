@@ -17,6 +17,7 @@ import {
   type RateWindow,
 } from '../../src/domain/discovery/policy.js';
 import { SLUG_PATTERN } from '../../src/domain/discovery/slug.js';
+import { BUCKET_SIBLINGS } from '../../src/publish/manifest.js';
 import { PROFILE_FILE } from '../../src/domain/ucp/profile.js';
 
 /** `_headers`: one rule per path family, so no header is set twice (CDNs join repeats). */
@@ -261,22 +262,26 @@ function edgeHeaders(): [string, string][] {
 /**
  * `cdn/cloudfront-function.js`: a CloudFront Function (viewer request, cloudfront-js-2.0) for
  * a bucket published with compressed siblings (PUBLISH_TARGET encodings=siblings): maps
- * `/v1/brands/<slug>` to its JSON and a directory to its index.html, then picks the `.br` or
- * `.gz` object by Accept-Encoding. The headers objects cannot carry go in a response headers
- * policy, listed at the top. The purge invalidates every object a URL may map to
- * (src/publish/cdn.ts, cloudfrontPaths).
+ * `/v1/brands/<slug>` to its JSON and a directory to its index.html, then picks a feed's `.br`
+ * or `.gz` object by Accept-Encoding (only the feeds have siblings in the bucket: see
+ * BUCKET_SIBLINGS; CloudFront compresses the rest itself). The headers objects cannot carry
+ * go in a response headers policy, listed at the top. The purge invalidates every object a
+ * URL may map to (src/publish/cdn.ts, cloudfrontPaths).
  */
 export function renderCloudFrontFunction(): string {
   const headers = edgeHeaders()
     .map(([k, v]) => `//   ${k}: ${v}`)
     .join('\n');
   return `// Written by the agentshelf pipeline: a CloudFront Function (viewer request, runtime
-// cloudfront-js-2.0) for the registry published to S3 with .gz and .br siblings.
+// cloudfront-js-2.0) for the registry published to S3 with .gz and .br siblings of the feeds.
 // Add these headers with a response headers policy (objects cannot hold them):
 ${headers}
-// and Content-Encoding comes from each object's metadata. Set Accept-Encoding in the cache
-// policy's headers (with gzip and brotli normalisation off): this function reads it.
-var COMPRESSIBLE = /\\.(json|ndjson|html)$/;
+// and Content-Encoding comes from each object's metadata. In the cache policy turn on Gzip and
+// Brotli compression support (Accept-Encoding, normalised, joins the cache key; this function
+// reads the viewer's header), and on the behaviour "Compress objects automatically": CloudFront
+// compresses the objects uploaded without siblings (all under 10 MB); the feeds, which can be
+// larger, have precompressed .br and .gz objects, picked here.
+var COMPRESSIBLE = ${String(BUCKET_SIBLINGS)};
 var BRAND = ${String(new RegExp(`^/v1/brands/(${SLUG_PATTERN.source.replace(/^\^|\$$/g, '')})$`))};
 
 function handler(event) {

@@ -184,7 +184,8 @@ ${body}
 `.value;
 }
 
-function dateOf(iso: string): string {
+/** The date of an ISO time, as pages show it and the sitemap dates them. */
+export function dateOf(iso: string): string {
   return iso.slice(0, 10);
 }
 

@@ -11,8 +11,8 @@ Serves the platform API on HOST:PORT (default 127.0.0.1:8080) and the discovery 
 (PUBLIC_DIR) on HOST:FEEDS_PORT (default 8081). Migrates the store first.
 On the first start with no API key in the store, creates an admin key and prints it once.
 Runs the webhook delivery worker (one serve process per store delivers webhooks), and the
-pipeline on FEEDS_CRON, FEEDS_DEBOUNCE_MS after products or feeds change, and at start when
-the published output is stale (never two runs at once, also with \`build\`).
+pipeline on FEEDS_CRON, when products or feeds change (at once after FEEDS_DEBOUNCE_MS of
+quiet, else gathered over it), and at start when the published output is stale (never two runs at once, also with \`build\`).
 SIGTERM or SIGINT: stop accepting, finish requests and webhook attempts in flight, abort a
 pipeline run in progress (published files stay whole), close the store, exit.
 Integrations sync on SYNC_CRON (default hourly); a sync a killed process left running is
@@ -39,7 +39,7 @@ export async function runServe(argv: string[]): Promise<number> {
     `agentshelf ${VERSION} (${config.ENVIRONMENT}) serving the platform API at ${server.url}`,
     `  discovery registry: ${server.discovery.url}/v1/index.json`,
     `  store: ${describeLocation(server.store.location)}`,
-    `  pipeline: on "${config.FEEDS_CRON}", ${config.FEEDS_DEBOUNCE_MS} ms after changes; feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
+    `  pipeline: on "${config.FEEDS_CRON}", on changes (gathered over ${config.FEEDS_DEBOUNCE_MS} ms after the first); feeds in ${config.DATA_DIR}/feeds, registry in ${config.PUBLIC_DIR}`,
     `  integrations: syncs on "${config.SYNC_CRON}"`,
     `  OpenAPI document: ${server.url}/v1/openapi.json`,
     `  dashboard: ${server.url}/dashboard (sign in with an API key)`,

@@ -3,6 +3,7 @@ import { AwsV4Signer } from 'aws4fetch';
 import type { CdnPurgeSetting } from '../config.js';
 import { escapeHtml } from '../markup.js';
 import { createHttpClient, type HttpClientOptions, type HttpResponse } from '../net/http-client.js';
+import { hasBucketSiblings } from './manifest.js';
 
 /**
  * The CDN purge after an upload (CONTRACT part 12): exactly the changed URLs, brand URLs
@@ -67,14 +68,15 @@ export function purgeUrlsOf(changed: readonly string[], feedsUrl: string): strin
 /**
  * The paths to invalidate on CloudFront for one URL: the function the pipeline writes
  * (cdn/cloudfront-function.js) maps a URL to an object key (a directory to its index.html,
- * `/v1/brands/<slug>` to its JSON, then `.br` or `.gz` by Accept-Encoding), and that key is
- * what CloudFront caches under, so each variant is invalidated.
+ * `/v1/brands/<slug>` to its JSON, then a feed to its `.br` or `.gz` by Accept-Encoding), and
+ * that key is what CloudFront caches under, so each variant is invalidated (an invalidation of
+ * a path also drops the copies CloudFront compressed itself).
  */
 export function cloudfrontPaths(url: string): string[] {
   let path = new URL(url).pathname;
   if (path.endsWith('/')) path += 'index.html';
   else if (/^\/v1\/brands\/[^/.]+$/.test(path)) path += '.json';
-  return /\.(json|ndjson|html)$/.test(path) ? [path, `${path}.gz`, `${path}.br`] : [path];
+  return hasBucketSiblings(path) ? [path, `${path}.gz`, `${path}.br`] : [path];
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {

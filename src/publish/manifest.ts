@@ -46,6 +46,22 @@ export async function saveManifest(file: string, manifest: Manifest): Promise<vo
   });
 }
 
+/**
+ * The files a bucket holds with precompressed `.gz` and `.br` siblings (PUBLISH_TARGET
+ * `encodings=siblings`): the two feeds of each brand. They grow with the catalogue, past what a
+ * CDN compresses on the fly (CloudFront stops at 10 MB), and are most of the bytes. Every other
+ * file is small or bounded (a brand's JSON is under a kilobyte, a page shows at most 200
+ * products): compressing it saves less than its two extra PUTs cost on every change, and the
+ * CDN compresses it itself. The tree on disk keeps its siblings (`serve` and nginx use them);
+ * the CloudFront function (cdn/cloudfront-function.js) and the CloudFront purge follow this.
+ */
+export const BUCKET_SIBLINGS = /^\/?v1\/feeds\/[^/]+\/products\.(json|ndjson)$/;
+
+/** Whether the plain file `key` (or URL path) goes to a bucket with `.gz` and `.br` siblings. */
+export function hasBucketSiblings(key: string): boolean {
+  return BUCKET_SIBLINGS.test(key);
+}
+
 /** The encoding a sibling's name says, with the file it compresses. */
 export function siblingOf(key: string): { plain: string; encoding: 'gzip' | 'br' } | undefined {
   if (key.endsWith('.gz')) return { plain: key.slice(0, -3), encoding: 'gzip' };

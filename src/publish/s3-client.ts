@@ -12,7 +12,9 @@ import {
 } from '../net/http-client.js';
 
 /**
- * The few S3 calls publishing needs (PutObject, HeadObject, ListObjectsV2, DeleteObjects),
+ * The few S3 calls publishing needs (PutObject, HeadObject, ListObjectsV2, DeleteObjects, and
+ * for objects above a threshold CreateMultipartUpload, UploadPart, CompleteMultipartUpload,
+ * AbortMultipartUpload),
  * signed with SigV4 by aws4fetch's signer and sent through the guarded, retrying client of
  * src/net/ (the SSRF guard on every connection, retries on 5xx, 429 and resets, Retry-After).
  * Works with S3, R2, B2, MinIO and s3rver: path-style URLs are signed as they are sent, and
@@ -33,7 +35,16 @@ export interface S3ClientOptions extends Pick<
   credentials: S3Credentials;
   /** Attempts in all for each call (default 5). */
   attempts?: number;
+  /** Objects larger than this go up in parts (default 64 MiB; S3 takes at most 5 GiB in one PUT). */
+  multipartThreshold?: number;
+  /** Bytes a part (default 16 MiB; S3's least is 5 MiB), raised so no object needs more than 10,000. */
+  partSize?: number;
 }
+
+/** S3's limits: the largest single PUT, the least part (but the last), the most parts. */
+export const MAX_SINGLE_PUT = 5 * 1024 ** 3;
+export const MIN_PART_SIZE = 5 * 1024 ** 2;
+export const MAX_PARTS = 10_000;
 
 /** An object as a listing shows it. */
 export interface RemoteObject {
@@ -46,6 +57,8 @@ export interface RemoteObject {
 export interface PutObject {
   key: string;
   body: StreamBody;
+  /** The bytes [start, start + length) of the body, for a multipart upload's parts. */
+  range?: (start: number, length: number) => StreamBody;
   contentType: string;
   cacheControl: string;
   contentEncoding?: string | undefined;
@@ -80,11 +93,27 @@ export interface S3Client {
 /** The most keys one DeleteObjects call takes. */
 export const DELETE_BATCH = 1000;
 
+const DEFAULT_THRESHOLD = 64 * 1024 ** 2;
+const DEFAULT_PART_SIZE = 16 * 1024 ** 2;
+
 const parser = new XMLParser({
   ignoreAttributes: true,
   parseTagValue: false,
   isArray: (name) => name === 'Contents' || name === 'Error' || name === 'Deleted',
 });
+
+/** Hex MD5 of a body, read once (a part is hashed before it is sent, for its Content-MD5). */
+async function md5Of(body: StreamBody): Promise<string> {
+  const hash = createHash('md5');
+  for await (const chunk of body.open()) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** The part size for an object of `size` bytes: `preferred`, raised to fit in MAX_PARTS. */
+export function partSizeFor(size: number, preferred: number): number {
+  const least = Math.ceil(size / MAX_PARTS / MIN_PART_SIZE) * MIN_PART_SIZE;
+  return Math.max(preferred, least, MIN_PART_SIZE);
+}
 
 /** Hints for the errors a merchant can fix, by S3 code. */
 const HINTS: Record<string, string> = {
@@ -109,7 +138,7 @@ export function createS3Client(options: S3ClientOptions): S3Client {
   const attempts = options.attempts ?? 5;
 
   async function send(
-    method: 'GET' | 'PUT' | 'HEAD' | 'POST',
+    method: 'GET' | 'PUT' | 'HEAD' | 'POST' | 'DELETE',
     url: string,
     headers: Record<string, string>,
     body?: StreamBody | Buffer,
@@ -185,6 +214,94 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     return new S3Error(res.status, code, words);
   }
 
+  /** The headers an object is stored with (on its PUT, or its multipart upload's creation). */
+  function objectHeaders(object: PutObject): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': object.contentType,
+      'cache-control': object.cacheControl,
+      'x-amz-meta-sha256': object.sha256,
+    };
+    if (object.contentEncoding) headers['content-encoding'] = object.contentEncoding;
+    return headers;
+  }
+
+  /** A single-part ETag is the MD5 of what the store kept: a different one is a torn body. */
+  function checkEtag(res: HttpResponse, md5: string, what: string): string {
+    const etag = (res.headers.etag ?? '').replace(/"/g, '');
+    if (/^[0-9a-f]{32}$/.test(etag) && etag !== md5)
+      throw new S3Error(
+        res.status,
+        'BadDigest',
+        `${what}: the store kept other bytes (ETag ${etag}, MD5 ${md5})`,
+      );
+    return etag;
+  }
+
+  /**
+   * CreateMultipartUpload, the parts one after another (each with its Content-MD5), then
+   * CompleteMultipartUpload; on any failure AbortMultipartUpload, so no part is left billed.
+   */
+  async function putInParts(object: PutObject, range: NonNullable<PutObject['range']>) {
+    const url = urlOf(object.key);
+    const created = await send('POST', `${url}?uploads`, objectHeaders(object));
+    if (created.status !== 200)
+      throw await failure(created, `starting the upload of ${object.key}`);
+    const uploadId = (
+      parser.parse(await created.text()) as {
+        InitiateMultipartUploadResult?: { UploadId?: string };
+      }
+    ).InitiateMultipartUploadResult?.UploadId;
+    if (!uploadId)
+      throw new S3Error(200, 'BadUpload', `starting the upload of ${object.key}: no UploadId`);
+    const withId = `${url}?uploadId=${encodeURIComponent(uploadId)}`;
+    try {
+      const size = partSizeFor(object.body.length, options.partSize ?? DEFAULT_PART_SIZE);
+      const parts: string[] = [];
+      for (let start = 0; start < object.body.length; start += size) {
+        const body = range(start, Math.min(size, object.body.length - start));
+        const md5 = await md5Of(body);
+        const n = parts.length + 1;
+        const what = `uploading part ${n} of ${object.key}`;
+        const headers = { 'content-md5': Buffer.from(md5, 'hex').toString('base64') };
+        const res = await send(
+          'PUT',
+          `${url}?partNumber=${n}&uploadId=${encodeURIComponent(uploadId)}`,
+          headers,
+          body,
+        );
+        if (res.status !== 200) throw await failure(res, what);
+        res.discard();
+        parts.push(checkEtag(res, md5, what) || md5);
+      }
+      const xml = Buffer.from(
+        `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUpload>${parts
+          .map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>"${etag}"</ETag></Part>`)
+          .join('')}</CompleteMultipartUpload>`,
+      );
+      const done = await send('POST', withId, { 'content-type': 'application/xml' }, xml);
+      // S3 may answer 200 and still fail: the error is then the body.
+      const text = done.status === 200 ? await done.text() : '';
+      const answer = parser.parse(text) as {
+        CompleteMultipartUploadResult?: { ETag?: string };
+      };
+      if (done.status !== 200 || !answer.CompleteMultipartUploadResult)
+        throw done.status === 200
+          ? new S3Error(
+              200,
+              'BadUpload',
+              `completing the upload of ${object.key}: ${text.slice(0, 200)}`,
+            )
+          : await failure(done, `completing the upload of ${object.key}`);
+      return { etag: String(answer.CompleteMultipartUploadResult.ETag ?? '').replace(/"/g, '') };
+    } catch (err) {
+      // Best effort: a store that keeps the parts anyway drops them by its lifecycle rule.
+      await send('DELETE', withId, {})
+        .then((res) => res.discard())
+        .catch(() => undefined);
+      throw err;
+    }
+  }
+
   return {
     async *list() {
       let token: string | undefined;
@@ -222,26 +339,16 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     },
 
     async put(object) {
-      const headers: Record<string, string> = {
-        'content-type': object.contentType,
-        'cache-control': object.cacheControl,
+      const threshold = Math.min(options.multipartThreshold ?? DEFAULT_THRESHOLD, MAX_SINGLE_PUT);
+      if (object.range && object.body.length > threshold) return putInParts(object, object.range);
+      const headers = {
+        ...objectHeaders(object),
         'content-md5': Buffer.from(object.md5, 'hex').toString('base64'),
-        'x-amz-meta-sha256': object.sha256,
       };
-      if (object.contentEncoding) headers['content-encoding'] = object.contentEncoding;
-      const url = urlOf(object.key);
-      const res = await send('PUT', url, headers, object.body);
+      const res = await send('PUT', urlOf(object.key), headers, object.body);
       if (res.status !== 200) throw await failure(res, `uploading ${object.key}`);
       res.discard();
-      const etag = (res.headers.etag ?? '').replace(/"/g, '');
-      // A single-part ETag is the MD5 of what the store kept: a different one is a torn body.
-      if (/^[0-9a-f]{32}$/.test(etag) && etag !== object.md5)
-        throw new S3Error(
-          res.status,
-          'BadDigest',
-          `uploading ${object.key}: the store kept other bytes (ETag ${etag}, MD5 ${object.md5})`,
-        );
-      return { etag };
+      return { etag: checkEtag(res, object.md5, `uploading ${object.key}`) };
     },
 
     async headSha256(key) {

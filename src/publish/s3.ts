@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { PublishTarget } from '../config.js';
 import { FsPublisher } from './fs.js';
 import {
+  hasBucketSiblings,
   loadManifest,
   saveManifest,
   scanTree,
@@ -46,6 +47,8 @@ export interface ObjectStorageSettings {
   manifestFile: string;
   /** Where the bucket's orphans (keys the tree no longer holds) and when each was first seen are kept. */
   orphansFile: string;
+  /** Written when a sync of this target completes, removed when one starts. */
+  syncedFile: string;
   /** Seconds an orphan stays before it is deleted (PUBLISH_DELETE_GRACE). */
   deleteGraceSeconds: number;
   /** Deletions one run makes at most without `force` (PUBLISH_MAX_DELETES). */
@@ -56,6 +59,10 @@ export interface ObjectStorageSettings {
   contentType: (key: string) => string | undefined;
   /** Uploads in flight (default 12). */
   concurrency?: number;
+  /** Objects above this many bytes go up in parts (PUBLISH_MULTIPART_THRESHOLD). */
+  multipartThreshold?: number;
+  /** Bytes a part of a multipart upload (PUBLISH_PART_SIZE). */
+  partSize?: number;
   /** Retry settings of the client (tests shorten the backoff). */
   client?: Pick<S3ClientOptions, 'backoffMs' | 'sleep' | 'attempts' | 'onRetry'>;
 }
@@ -94,6 +101,11 @@ export interface SyncReport {
   /** Orphans due for deletion but held: more than the limit, and no `force`. */
   held: number;
   dryRun: boolean;
+  /**
+   * Milliseconds of each part of the run, where the time of a change goes: reading the tree's
+   * manifest, listing the bucket, comparing, uploading, and the purge (`afterUpload`).
+   */
+  timings: { scanMs: number; listMs: number; compareMs: number; uploadMs: number; purgeMs: number };
 }
 
 /** One object the bucket should hold: its key, the file it is read from, and the file's entry. */
@@ -131,14 +143,16 @@ function rankOf(want: Wanted): number {
 }
 
 /**
- * The objects the bucket should hold: every file of the manifest but the serving rules (the
- * compressed siblings unless the target takes plain objects only) and, for each brand's JSON, an extensionless
- * copy at `v1/brands/<slug>`, the address the registry documents.
+ * The objects the bucket should hold: every file of the manifest but the serving rules, with
+ * the compressed siblings of the feeds alone (hasBucketSiblings; none when the target takes
+ * plain objects only) and, for each brand's JSON, an extensionless copy at `v1/brands/<slug>`,
+ * the address the registry documents.
  */
 function wantedObjects(manifest: Manifest, target: PublishTarget): Map<string, Wanted> {
   const wanted = new Map<string, Wanted>();
   for (const [key, entry] of manifest) {
-    if (entry.encoding && target.encodings === 'plain') continue;
+    if (entry.encoding && (target.encodings === 'plain' || !hasBucketSiblings(plainKeyOf(key))))
+      continue;
     // The serving rules (_headers, _redirects, cdn/) configure a CDN; they are not content.
     if (key.startsWith('_') || key.startsWith('cdn/')) continue;
     wanted.set(key, { key, file: key, entry });
@@ -188,11 +202,37 @@ async function inPool<T>(
   if (failed) throw failed.err;
 }
 
+/** Milliseconds since the last call (the first: since it was made). */
+function lapTimer(): () => number {
+  let mark = performance.now();
+  return () => {
+    const at = performance.now();
+    const ms = Math.round(at - mark);
+    mark = at;
+    return ms;
+  };
+}
+
+/** Hidden files are ours (temporaries, the publication marker), but for /.well-known/. */
+function isHidden(key: string): boolean {
+  return key.startsWith('.') && !key.startsWith('.well-known/');
+}
+
+function inUploadOrder(objects: Iterable<Wanted>): Wanted[] {
+  return [...objects].sort((a, b) => rankOf(a) - rankOf(b) || (a.key < b.key ? -1 : 1));
+}
+
 /**
- * Brings the bucket to the tree under `settings.root`: one listing, then the changed objects
- * uploaded in order (brand objects, siblings first; index.json; the home page). A failure stops
- * before the next step, so the bucket's index keeps naming objects that exist; the next run
- * uploads what is still missing.
+ * Brings the bucket to the tree under `settings.root`: the changed objects uploaded in order
+ * (brand objects, siblings first; index.json; the home page), the purge, then deletions. A
+ * failure stops before the next step, so the bucket's index keeps naming objects that exist;
+ * the next run uploads what is still missing.
+ *
+ * Where the changes come from: when the files this run wrote are `recorded` and the last sync
+ * of this target completed (its `syncedFile`), those go up and are purged first, and the
+ * bucket is listed after the purge, to upload (and purge) whatever else differs: a change
+ * reaches the CDN without waiting for a listing of the whole bucket. Otherwise (the first run,
+ * after a failed one, `agentshelf publish`), the listing comes first and says what differs.
  */
 export async function syncTree(
   settings: ObjectStorageSettings,
@@ -204,48 +244,82 @@ export async function syncTree(
     credentials: settings.credentials,
     allowPrivate: settings.allowPrivate,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(settings.multipartThreshold ? { multipartThreshold: settings.multipartThreshold } : {}),
+    ...(settings.partSize ? { partSize: settings.partSize } : {}),
     ...settings.client,
   });
+  const lap = lapTimer();
+  const report: SyncReport = {
+    target: target.label,
+    uploaded: 0,
+    skipped: 0,
+    deleted: 0,
+    bytes: 0,
+    changed: [],
+    orphans: [],
+    pending: 0,
+    held: 0,
+    dryRun: options.dryRun === true,
+    timings: { scanMs: 0, listMs: 0, compareMs: 0, uploadMs: 0, purgeMs: 0 },
+  };
+  const recorded = [...(options.recorded ?? [])].filter(([key]) => !isHidden(key));
+  const early =
+    !options.dryRun && recorded.length > 0 && (await exists(settings.syncedFile))
+      ? inUploadOrder(wantedObjects(new Map(recorded), target).values())
+      : [];
+  // Until this sync completes, the next one lists the bucket before it uploads anything.
+  if (!options.dryRun) await fs.promises.rm(settings.syncedFile, { force: true });
+  if (early.length) {
+    report.changed.push(...early.map((w) => w.key));
+    await uploadInOrder(client, settings, options, early, report);
+    report.timings.uploadMs = lap();
+    await options.afterUpload?.(report.changed);
+    report.timings.purgeMs = lap();
+  }
+
   const known = await loadManifest(settings.manifestFile);
-  for (const [key, entry] of options.recorded ?? []) known.set(key, entry);
+  for (const [key, entry] of recorded) known.set(key, entry);
   const typeOf = (key: string) => settings.contentType(key) ?? 'application/octet-stream';
   const manifest = await scanTree(settings.root, known, typeOf);
   await saveManifest(settings.manifestFile, manifest);
-
   const wanted = wantedObjects(manifest, target);
+  report.timings.scanMs = lap();
   const remote = new Map<string, RemoteObject>();
   for await (const page of client.list()) for (const o of page) remote.set(o.key, o);
+  report.timings.listMs = lap();
 
-  const concurrency = settings.concurrency ?? DEFAULT_CONCURRENCY;
+  const sent = new Set(report.changed);
   const toUpload: Wanted[] = [];
   await inPool(
-    [...wanted.values()],
-    concurrency,
+    [...wanted.values()].filter((w) => !sent.has(w.key)),
+    settings.concurrency ?? DEFAULT_CONCURRENCY,
     async (want) => {
       if (await differs(client, want, remote.get(want.key))) toUpload.push(want);
     },
     options.signal,
   );
-  toUpload.sort((a, b) => rankOf(a) - rankOf(b) || (a.key < b.key ? -1 : 1));
-
-  const report: SyncReport = {
-    target: target.label,
-    uploaded: 0,
-    skipped: wanted.size - toUpload.length,
-    deleted: 0,
-    bytes: 0,
-    changed: toUpload.map((w) => w.key),
-    orphans: [...remote.keys()].filter((k) => !wanted.has(k)).sort(),
-    pending: 0,
-    held: 0,
-    dryRun: options.dryRun === true,
-  };
-  if (!options.dryRun) {
-    await uploadInOrder(client, settings, options, toUpload, report);
+  const rest = inUploadOrder(toUpload);
+  report.skipped = [...wanted.keys()].filter((k) => !sent.has(k)).length - rest.length;
+  report.changed.push(...rest.map((w) => w.key));
+  report.orphans = [...remote.keys()].filter((k) => !wanted.has(k)).sort();
+  report.timings.compareMs = lap();
+  if (!options.dryRun && rest.length) {
+    await uploadInOrder(client, settings, options, rest, report);
+    report.timings.uploadMs += lap();
+    // The whole run's keys: the publication keeps one list of URLs to purge (and retry).
     await options.afterUpload?.(report.changed);
+    report.timings.purgeMs += lap();
   }
   await deleteOrphans(client, settings, options, report, remote.size);
+  if (!options.dryRun) await saveJson(settings.syncedFile, { synced_at: new Date().toISOString() });
   return report;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.promises.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Uploads the changed objects step by step; a step starts once the one before is complete. */
@@ -336,6 +410,10 @@ async function upload(client: S3Client, settings: ObjectStorageSettings, want: W
   await client.put({
     key: want.key,
     body: { length: want.entry.size, open: () => fs.createReadStream(file) },
+    range: (start, length) => ({
+      length,
+      open: () => fs.createReadStream(file, { start, end: start + length - 1 }),
+    }),
     contentType: want.entry.contentType,
     cacheControl: settings.cacheControl(plainKeyOf(want.file)),
     contentEncoding: want.entry.encoding,

@@ -94,12 +94,13 @@ for (const [provider, id, tokens] of providers) {
     t.equal((await run(s.store, s.config)).status, 'succeeded');
     t.same(cdn.calls.flatMap((c) => c.targets).length > 0, true, 'the first publication purges');
     cdn.calls.length = 0;
-    // The same day: the home page (which shows dates) keeps its bytes; the index changes.
+    // The same day: the home page and the sitemap (which show dates) keep their bytes; the
+    // index changes.
     await updateProduct(s.db, 'a1', { name: 'Anvil, heavier' }, NOON);
     t.equal((await run(s.store, s.config)).status, 'succeeded');
     t.same(cdn.violations, []);
     const purged = cdn.calls.flatMap((c) => c.targets);
-    const urls = ACME_URLS.filter((u) => u !== `${FEEDS}/`);
+    const urls = ACME_URLS.filter((u) => u !== `${FEEDS}/` && u !== `${FEEDS}/sitemap.xml`);
     const expected = provider === 'cloudfront' ? [...new Set(urls.flatMap(cloudfrontPaths))] : urls;
     t.same(purged, expected, 'brand URLs, then the index');
     const { publications } = await listPublications(s.db, {}, { limit: 1, offset: 0 });
@@ -194,12 +195,15 @@ t.test(
     }) => { uri: string };
     const handler = vm.runInNewContext(`${renderCloudFrontFunction()}\nhandler`, {}) as Handler;
     const cases: [string, string | undefined, string][] = [
-      ['/v1/brands/acme', 'gzip, deflate, br', '/v1/brands/acme.json.br'],
-      ['/v1/brands/acme', 'gzip', '/v1/brands/acme.json.gz'],
+      // Only the feeds have siblings in the bucket; CloudFront compresses the rest itself.
+      ['/v1/brands/acme', 'gzip, deflate, br', '/v1/brands/acme.json'],
       ['/v1/brands/acme.json', undefined, '/v1/brands/acme.json'],
-      ['/v1/brands/acme/', 'br;q=1', '/v1/brands/acme/index.html.br'],
+      ['/v1/brands/acme/', 'br;q=1', '/v1/brands/acme/index.html'],
       ['/', 'identity', '/index.html'],
+      ['/v1/index.json', 'gzip, br', '/v1/index.json'],
       ['/v1/feeds/acme/products.ndjson', 'gzip', '/v1/feeds/acme/products.ndjson.gz'],
+      ['/v1/feeds/acme/products.json', 'gzip, deflate, br', '/v1/feeds/acme/products.json.br'],
+      ['/v1/feeds/acme/products.json', undefined, '/v1/feeds/acme/products.json'],
     ];
     for (const [uri, accept, object] of cases) {
       const headers: Record<string, { value: string }> = accept
@@ -211,6 +215,12 @@ t.test(
         `the purge of ${uri} names ${object}`,
       );
     }
+    t.same(cloudfrontPaths(`${FEEDS}/v1/brands/acme/`), ['/v1/brands/acme/index.html']);
+    t.same(cloudfrontPaths(`${FEEDS}/v1/feeds/acme/products.json`), [
+      '/v1/feeds/acme/products.json',
+      '/v1/feeds/acme/products.json.gz',
+      '/v1/feeds/acme/products.json.br',
+    ]);
     const rules = JSON.parse(renderCloudflareRules()) as {
       rules: {
         action: string;

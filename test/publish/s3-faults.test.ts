@@ -100,7 +100,7 @@ t.test(
     const sent = keysOf(fake, 'PUT');
     t.ok(sent.includes('v1/feeds/bolts/products.json'), 'what failed is uploaded');
     // The first object of the first step went up before the failure stopped the step.
-    t.notOk(sent.includes('v1/brands/acme.json.br'), 'what was uploaded is not sent again');
+    t.notOk(sent.includes('v1/feeds/acme/products.json.br'), 'what was uploaded is not sent again');
     t.ok(sent.includes('v1/brands/acme.json'), 'the step after the failed one is uploaded now');
     t.equal(sent.at(-1), 'index.html');
     t.equal(report.uploaded, sent.length);

@@ -44,7 +44,12 @@ t.test('the tree goes to the bucket: changed objects only, brands before the ind
   const sent = puts(fake);
   const at = (key: string) => sent.indexOf(key);
   t.ok(at('v1/brands/acme.json') >= 0 && at('v1/feeds/acme/products.ndjson') >= 0);
-  t.ok(at('v1/brands/acme.json.gz') < at('v1/brands/acme.json'), 'a sibling before its file');
+  const feed = 'v1/feeds/acme/products.ndjson';
+  t.ok(at(`${feed}.gz`) < at(feed) && at(`${feed}.br`) < at(feed), 'siblings before their file');
+  t.notOk(
+    sent.some((k) => /\.(gz|br)$/.test(k) && !k.startsWith('v1/feeds/')),
+    'siblings of the feeds alone: the CDN compresses the small files itself',
+  );
   const lastBrand = Math.max(...sent.filter((k) => k.startsWith('v1/brands/')).map(at));
   t.ok(lastBrand < at('v1/index.json'), 'every brand object before index.json');
   t.ok(lastBrand < at('sitemap.xml'), 'and before the sitemap, which names the brand pages');
@@ -69,9 +74,10 @@ t.test('the tree goes to the bucket: changed objects only, brands before the ind
   t.equal(index?.headers.get('content-type'), 'application/json; charset=utf-8');
   t.match(index?.headers.get('cache-control'), /max-age=60.*stale-if-error=86400/);
   t.equal(index?.headers.get('x-amz-meta-sha256'), sha256(local));
-  const gz = await fake.get('registry/v1/brands/acme.json.gz');
+  const gz = await fake.get(`registry/${feed}.gz`);
   t.equal(gz?.headers.get('content-encoding'), 'gzip');
-  t.same(zlib.gunzipSync(gz!.body), fs.readFileSync(path.join(root, 'v1/brands/acme.json')));
+  t.equal(gz?.headers.get('content-type'), 'application/x-ndjson; charset=utf-8');
+  t.same(zlib.gunzipSync(gz!.body), fs.readFileSync(path.join(root, feed)));
   const bare = await fake.get('registry/v1/brands/acme');
   t.same(bare?.body, fs.readFileSync(path.join(root, 'v1/brands/acme.json')), 'extensionless copy');
   t.equal(bare?.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -113,6 +119,51 @@ t.test('the tree goes to the bucket: changed objects only, brands before the ind
   fake.requests.length = 0;
   t.equal((await run(s.store, s.config)).status, 'succeeded');
   t.same(puts(fake), []);
+});
+
+t.test('one price change: at most 10 PUTs, and which they are', async (t) => {
+  const fake = await startS3(t);
+  const s = await startTestStore(t, s3Env(fake));
+  const morning = new Date('2026-11-20T08:00:00.000Z');
+  for (const [id, brand] of [
+    ['a1', 'Acme'],
+    ['a2', 'Acme'],
+    ['b1', 'Bolts'],
+  ] as const)
+    await addProduct(s.db, { id, name: `Item ${id}`, price: 10, attributes: { brand } }, morning);
+  t.equal((await run(s.store, s.config)).status, 'succeeded');
+
+  // Later the same day: the feeds with their siblings, the page that shows the price, the
+  // brand's JSON (its updated_at and price range) with its extensionless copy, and the index
+  // (the brand's updated_at). Not the sitemap, llms.txt or the home page: they show dates and
+  // counts, which did not change.
+  fake.requests.length = 0;
+  await updateProduct(s.db, 'a1', { price: 12.5 }, new Date('2026-11-20T15:00:00.000Z'));
+  t.equal((await run(s.store, s.config)).status, 'succeeded');
+  const feeds = ['json', 'ndjson'].flatMap((ext) =>
+    ['', '.gz', '.br'].map((suffix) => `v1/feeds/acme/products.${ext}${suffix}`),
+  );
+  const expected = [
+    ...feeds,
+    'v1/brands/acme/index.html',
+    'v1/brands/acme.json',
+    'v1/brands/acme',
+    'v1/index.json',
+  ];
+  t.same(puts(fake).sort(), expected.sort(), 'the objects one price change replaces');
+  t.ok(puts(fake).length <= 10, `${puts(fake).length} PUTs (target 10)`);
+  // The files the run wrote went up (and would be purged) before the bucket was listed.
+  t.same(
+    fake.requests.map((r) => r.method),
+    [...expected.map(() => 'PUT'), 'GET'],
+    'the uploads, then the one listing',
+  );
+
+  // The first change of a new day also changes the dates the sitemap and the home page show.
+  fake.requests.length = 0;
+  await updateProduct(s.db, 'a1', { price: 13 }, new Date('2026-11-21T09:00:00.000Z'));
+  t.equal((await run(s.store, s.config)).status, 'succeeded');
+  t.same(puts(fake).sort(), [...expected, 'sitemap.xml', 'index.html'].sort());
 });
 
 t.test('plain objects only for encodings=plain', async (t) => {
