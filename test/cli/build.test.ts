@@ -137,7 +137,7 @@ t.test('SIGTERM stops a build cleanly: exit 130, files as they were, lock free',
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await waitFor(() => temporaries(dir).length > 0, 30_000, 'the build writing');
+  await waitFor(() => temporaries(dir).length > 0, 120_000, 'the build writing');
   child.kill('SIGTERM');
   t.equal(await exited, 130);
   t.match(stderr, /interrupted; published files are as they were/);
