@@ -1,5 +1,8 @@
 import t from 'tap';
 import { runCli, runCliAsync, startServe } from '../support/cli.js';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/db/store.js';
+import { waitUntil } from '../support/receiver.js';
 import { startTestServer } from '../support/server.js';
 
 t.test('keys create, list and revoke act on the store a running server uses', async (t) => {
@@ -88,7 +91,23 @@ t.test(
 
     const first = await startServe(env);
     for (let i = 0; i < 3; i++) t.equal((await get(first.url, key.key)).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // well past both flush intervals
+    // Killed once both flushes (every 20 ms) have written the three requests: the store is read
+    // until they are there, however busy the machine.
+    const store = openStore(loadConfig(env));
+    await waitUntil('the three requests flushed', async () => {
+      const usage = await store.db
+        .selectFrom('api_key_usage')
+        .select('requests')
+        .where('api_key_id', '=', key.id)
+        .executeTakeFirst();
+      const audit = await store.db
+        .selectFrom('audit_log')
+        .select('id')
+        .where('api_key_id', '=', key.id)
+        .execute();
+      return (usage?.requests === 3 && audit.length === 3) || undefined;
+    });
+    await store.close();
     first.child.kill('SIGKILL');
     await first.exited;
 
