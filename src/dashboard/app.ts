@@ -9,6 +9,7 @@ import { SecretBox } from '../domain/integrations/secret-box.js';
 import { markup } from '../markup.js';
 import { dashboardErrorOf, errorPageBody } from './error-page.js';
 import { page, type Viewer } from './layout.js';
+import { Formatter, localeOf } from './format.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
 import type { DashboardDeps, DashContext, DashRoute } from './route.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
@@ -320,6 +321,7 @@ function pageHandler(
       viewer: who.viewer,
       key: who.key,
       form,
+      fmt: new Formatter(localeOf(ctx.get('accept-language')), sessions.deps.now),
       render,
       publish: options.publish ?? (() => undefined),
     });
