@@ -15,7 +15,7 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { PeriodQueryString } from '../../http/schemas/analytics.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError, notFound } from '../../errors.js';
-import { markup, type Html } from '../../markup.js';
+import { join, markup, type Html } from '../../markup.js';
 import { csrfField, field, table } from '../layout.js';
 import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
@@ -104,10 +104,13 @@ async function analyticsSection(
       <div class="value">${fmt.percent(m.conversion_rate)}</div>
       ${growth(fmt, tr.conversion_rate?.growth_rate)}
     </div>
-    <div class="metric">
-      <div>Revenue</div>
-      <div class="value">${fmt.money(m.revenue, currency)}</div>
-    </div>
+    ${Object.entries(m.revenue_by_currency ?? { [currency]: m.revenue ?? 0 }).map(
+      ([code, amount]) =>
+        markup`<div class="metric" data-currency="${code}">
+          <div>Revenue (${code})</div>
+          <div class="value">${fmt.money(amount, code)}</div>
+        </div>`,
+    )}
   </div>
   ${
     empty
@@ -138,7 +141,7 @@ async function analyticsSection(
     top.products.length === 0
       ? markup`<p>No product was read by an agent in this period.</p>`
       : table(
-          ['Product', 'AI interactions', 'Views', 'Conversions', `Revenue (${currency})`],
+          ['Product', 'AI interactions', 'Views', 'Conversions', 'Revenue'],
           top.products.map((p) => [
             markup`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
               >${p.name ?? p.product_id}</a
@@ -146,7 +149,12 @@ async function analyticsSection(
             fmt.number(p.interactions.total),
             fmt.number(p.views),
             fmt.number(p.conversions),
-            fmt.money(p.revenue, currency),
+            join(
+              Object.entries(p.revenue_by_currency).map(([code, amount]) =>
+                fmt.money(amount, code),
+              ),
+              '<br />',
+            ),
           ]),
         )
   }
