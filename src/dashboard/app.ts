@@ -11,6 +11,7 @@ import { dashboardErrorOf, errorPageBody } from './error-page.js';
 import { page, type Viewer } from './layout.js';
 import { Formatter, localeOf } from './format.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
+import { FAVICON, FAVICON_CACHE, FAVICON_PATH } from './favicon.js';
 import type { DashboardDeps, DashContext, DashRoute } from './route.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
 import { keyPages } from './pages/keys.js';
@@ -153,8 +154,13 @@ function errorPages(
   };
 }
 
-/** The stylesheet and the script. */
+/** The stylesheet, the script and the icon (cached: the only answer that is not no-store). */
 function assetRoutes(router: Router): void {
+  router.get(FAVICON_PATH, (ctx) => {
+    ctx.set('Cache-Control', FAVICON_CACHE);
+    ctx.type = 'image/x-icon';
+    ctx.body = FAVICON;
+  });
   router.get(STYLESHEET_PATH, (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.body = STYLESHEET;
