@@ -377,7 +377,8 @@ function apiService(parts: Parts): Service {
         if (
           url === '/dashboard' ||
           url.startsWith('/dashboard/') ||
-          url.startsWith('/dashboard?')
+          url.startsWith('/dashboard?') ||
+          url === '/favicon.ico'
         ) {
           void dashboard(req, res);
         } else {

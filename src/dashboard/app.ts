@@ -9,7 +9,9 @@ import { SecretBox } from '../domain/integrations/secret-box.js';
 import { markup } from '../markup.js';
 import { dashboardErrorOf, errorPageBody } from './error-page.js';
 import { page, type Viewer } from './layout.js';
+import { Formatter, localeOf } from './format.js';
 import { SCRIPT, SCRIPT_PATH, STYLESHEET, STYLESHEET_PATH } from './assets.js';
+import { FAVICON, FAVICON_CACHE, FAVICON_PATH } from './favicon.js';
 import type { DashboardDeps, DashContext, DashRoute } from './route.js';
 import { SESSION_COOKIE, SESSION_TTL_MS, SessionSigner, SignInLimiter } from './session.js';
 import { keyPages } from './pages/keys.js';
@@ -152,8 +154,13 @@ function errorPages(
   };
 }
 
-/** The stylesheet and the script. */
+/** The stylesheet, the script and the icon (cached: the only answer that is not no-store). */
 function assetRoutes(router: Router): void {
+  router.get(FAVICON_PATH, (ctx) => {
+    ctx.set('Cache-Control', FAVICON_CACHE);
+    ctx.type = 'image/x-icon';
+    ctx.body = FAVICON;
+  });
   router.get(STYLESHEET_PATH, (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.body = STYLESHEET;
@@ -320,6 +327,7 @@ function pageHandler(
       viewer: who.viewer,
       key: who.key,
       form,
+      fmt: new Formatter(localeOf(ctx.get('accept-language')), sessions.deps.now),
       render,
       publish: options.publish ?? (() => undefined),
     });

@@ -1,6 +1,7 @@
 import type { KeyLevel } from '../db/schema.js';
 import { markup, type Html, type Interpolation } from '../markup.js';
 import { SCRIPT_PATH, STYLESHEET_PATH } from './assets.js';
+import { FAVICON_PATH } from './favicon.js';
 
 export interface Viewer {
   keyId: string;
@@ -36,6 +37,7 @@ export function page(options: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         ${options.refreshSeconds ? markup`<meta http-equiv="refresh" content="${options.refreshSeconds}" />` : ''}
         <title>${options.title} · ${options.storeName} · agentshelf</title>
+        <link rel="icon" href="${FAVICON_PATH}" sizes="16x16" />
         <link rel="stylesheet" href="${STYLESHEET_PATH}" />
         <script src="${SCRIPT_PATH}" defer></script>
       </head>

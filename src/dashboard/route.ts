@@ -3,6 +3,7 @@ import type { RouteDeps } from '../http/route.js';
 import type { ApiKeyRow } from '../db/schema.js';
 import type { Html } from '../markup.js';
 import type { Viewer } from './layout.js';
+import type { Formatter } from './format.js';
 
 /**
  * What the dashboard's pages use: what the API's routes use (they call the same domain
@@ -17,6 +18,8 @@ export interface DashContext {
   key: ApiKeyRow;
   /** Asks the pipeline for a run (publish now), as a change of products would. */
   publish(trigger: string): void;
+  /** Money, numbers and times in the viewer's language (Accept-Language). */
+  fmt: Formatter;
   /** The posted form's fields (strings only). */
   form: Record<string, string>;
   render(

@@ -40,6 +40,13 @@ function metricValue(metric: ReportMetric, currency: string): string | number | 
   return metric.unit === 'money' ? money(metric.value, currency) : metric.value;
 }
 
+/** Revenue per currency in words: "359.98 USD, 119.00 EUR". */
+function byCurrencyText(byCurrency: Record<string, number>): string {
+  return Object.entries(byCurrency)
+    .map(([code, amount]) => `${money(toMinorUnits(amount, code), code)} ${code}`)
+    .join(', ');
+}
+
 /** The analytics report as JSON: the same numbers the API gives, money as decimals. */
 export function analyticsJson(header: ReportHeader, content: AnalyticsReportContent): string {
   const c = content.currency;
@@ -63,6 +70,7 @@ export function analyticsJson(header: ReportHeader, content: AnalyticsReportCont
       revenue: Number(money(d.revenue_minor, c)),
     })),
     other_currencies: content.otherCurrencies,
+    revenue_by_currency: content.revenueByCurrency,
     top_products: content.topProducts.map((p) => ({
       id: p.id,
       name: p.name,
@@ -71,6 +79,7 @@ export function analyticsJson(header: ReportHeader, content: AnalyticsReportCont
       clicks: p.clicks,
       conversions: p.conversions,
       revenue: Number(money(p.revenue_minor, c)),
+      revenue_by_currency: p.revenue_by_currency,
     })),
     top_agents: content.topAgents,
   };
@@ -181,6 +190,8 @@ export function analyticsHtml(header: ReportHeader, content: AnalyticsReportCont
   }
   out.push(markup`</div>
 `);
+  out.push(markup`<p class="meta" id="revenue-by-currency">Revenue by currency: ${byCurrencyText(content.revenueByCurrency)}</p>
+`);
   if (content.otherCurrencies.length > 0) {
     const others = content.otherCurrencies.map(
       (o) =>
@@ -237,6 +248,7 @@ ${renderBarChart({
     { label: 'Clicks', numeric: true, cell: (p) => p.clicks.toLocaleString('en-US') },
     { label: 'Conversions', numeric: true, cell: (p) => p.conversions.toLocaleString('en-US') },
     { label: `Revenue (${c})`, numeric: true, cell: (p) => money(p.revenue_minor, c) },
+    { label: 'Revenue, every currency', cell: (p) => byCurrencyText(p.revenue_by_currency) },
   ];
   out.push(
     htmlTable(

@@ -3,7 +3,10 @@ import type { TestServer } from './server.js';
 /** A signed-in dashboard client over plain HTTP (no browser): cookie jar of one cookie. */
 export interface DashClient {
   cookie: string;
-  get(path: string): Promise<{ status: number; headers: Headers; text: string }>;
+  get(
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; text: string }>;
   /** Posts a form; `csrf` is filled from the page at `from` unless given (null: left out). */
   post(
     path: string,
@@ -29,8 +32,8 @@ export async function signInDashboard(s: TestServer, key: string): Promise<DashC
   if (res.status !== 303) throw new Error(`sign-in: ${res.status} ${await res.text()}`);
   const set = res.headers.get('set-cookie') ?? '';
   const cookie = set.split(';')[0]!;
-  const get = async (path: string) => {
-    const r = await fetch(s.url + path, { headers: { cookie }, redirect: 'manual' });
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const r = await fetch(s.url + path, { headers: { ...headers, cookie }, redirect: 'manual' });
     return { status: r.status, headers: r.headers, text: await r.text() };
   };
   const client: DashClient = {

@@ -15,27 +15,19 @@ import { attachmentDisposition, servePublishedFile } from '../../http/file-respo
 import { PeriodQueryString } from '../../http/schemas/analytics.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError, notFound } from '../../errors.js';
-import { markup, type Html } from '../../markup.js';
+import { join, markup, type Html } from '../../markup.js';
 import { csrfField, field, table } from '../layout.js';
+import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/analytics';
 const KINDS = ['assistant', 'search', 'training', 'agent'] as const;
 
-function number(value: number | undefined | null, digits = 0): string {
-  if (value === undefined || value === null) return '—';
-  return value.toLocaleString('en-US', { maximumFractionDigits: digits });
-}
-
-function percent(value: number | undefined | null): string {
-  return value === undefined || value === null ? '—' : `${(value * 100).toFixed(1)}%`;
-}
-
-function growth(rate: number | null | undefined): Html {
+function growth(fmt: Formatter, rate: number | null | undefined): Html {
   if (rate === undefined || rate === null)
     return markup`<span class="muted">no earlier data</span>`;
   const sign = rate > 0 ? '▲' : rate < 0 ? '▼' : '■';
-  return markup`<span>${sign} ${(rate * 100).toFixed(1)}% vs the previous period</span>`;
+  return markup`<span>${sign} ${fmt.percent(Math.abs(rate))} vs the previous period</span>`;
 }
 
 /**
@@ -50,11 +42,12 @@ const sections = new WeakMap<object, Map<string, { at: number; value: Promise<Ht
 function cachedSection(
   deps: DashContext['deps'],
   period: Period,
+  fmt: Formatter,
   compute: () => Promise<Html>,
 ): Promise<Html> {
   let byPeriod = sections.get(deps.db);
   if (!byPeriod) sections.set(deps.db, (byPeriod = new Map()));
-  const key = `${period.start}|${period.end}`;
+  const key = `${period.start}|${period.end}|${fmt.locale}`;
   const now = deps.now().getTime();
   const hit = byPeriod.get(key);
   if (hit && now - hit.at < SECTION_TTL_MS) return hit.value;
@@ -68,7 +61,11 @@ function cachedSection(
 type Extra = { notice?: string; error?: AppError; values?: Record<string, string> };
 
 /** The analytics of a period: the counts, three charts, the top products and agents. */
-async function analyticsSection(deps: DashContext['deps'], period: Period): Promise<Html> {
+async function analyticsSection(
+  deps: DashContext['deps'],
+  period: Period,
+  fmt: Formatter,
+): Promise<Html> {
   const currency = deps.config.DEFAULT_CURRENCY;
   const options = { currency, storeName: deps.config.STORE_NAME };
   const overview = await analyticsOverview(deps.db, period, options);
@@ -85,32 +82,35 @@ async function analyticsSection(deps: DashContext['deps'], period: Period): Prom
   const labels = daily.map((d) => d.date);
   const empty = (m.ai_interactions ?? 0) === 0 && daily.every((d) => d.conversions === 0);
   return markup`<p class="muted">
-    ${overview.period.start_date.slice(0, 10)} to ${overview.period.end_date.slice(0, 10)} (UTC days)
+    ${fmt.day(overview.period.start_date)} to ${fmt.day(overview.period.end_date)} (UTC days)
   </p>
   <div class="metrics">
     <div class="metric">
       <div>Active products</div>
-      <div class="value">${number(m.total_products)}</div>
+      <div class="value">${fmt.number(m.total_products)}</div>
     </div>
     <div class="metric">
       <div>AI interactions</div>
-      <div class="value">${number(m.ai_interactions)}</div>
-      <div>${number(tr.ai_interactions?.daily_average, 1)} a day</div>
-      ${growth(tr.ai_interactions?.growth_rate)}
+      <div class="value">${fmt.number(m.ai_interactions)}</div>
+      <div>${fmt.number(tr.ai_interactions?.daily_average, 1)} a day</div>
+      ${growth(fmt, tr.ai_interactions?.growth_rate)}
     </div>
     <div class="metric">
       <div>Discovered by agents</div>
-      <div class="value">${percent(m.discovery_rate)}</div>
+      <div class="value">${fmt.percent(m.discovery_rate)}</div>
     </div>
     <div class="metric">
       <div>Conversion rate</div>
-      <div class="value">${percent(m.conversion_rate)}</div>
-      ${growth(tr.conversion_rate?.growth_rate)}
+      <div class="value">${fmt.percent(m.conversion_rate)}</div>
+      ${growth(fmt, tr.conversion_rate?.growth_rate)}
     </div>
-    <div class="metric">
-      <div>Revenue</div>
-      <div class="value">${number(m.revenue, 2)} ${currency}</div>
-    </div>
+    ${Object.entries(m.revenue_by_currency ?? { [currency]: m.revenue ?? 0 }).map(
+      ([code, amount]) =>
+        markup`<div class="metric" data-currency="${code}">
+          <div>Revenue (${code})</div>
+          <div class="value">${fmt.money(amount, code)}</div>
+        </div>`,
+    )}
   </div>
   ${
     empty
@@ -141,15 +141,20 @@ async function analyticsSection(deps: DashContext['deps'], period: Period): Prom
     top.products.length === 0
       ? markup`<p>No product was read by an agent in this period.</p>`
       : table(
-          ['Product', 'AI interactions', 'Views', 'Conversions', `Revenue (${currency})`],
+          ['Product', 'AI interactions', 'Views', 'Conversions', 'Revenue'],
           top.products.map((p) => [
             markup`<a href="/dashboard/products/${encodeURIComponent(p.product_id)}"
               >${p.name ?? p.product_id}</a
             >`,
-            number(p.interactions.total),
-            number(p.views),
-            number(p.conversions),
-            number(p.revenue, 2),
+            fmt.number(p.interactions.total),
+            fmt.number(p.views),
+            fmt.number(p.conversions),
+            join(
+              Object.entries(p.revenue_by_currency).map(([code, amount]) =>
+                fmt.money(amount, code),
+              ),
+              '<br />',
+            ),
           ]),
         )
   }
@@ -165,18 +170,22 @@ async function analyticsSection(deps: DashContext['deps'], period: Period): Prom
               a.agent ?? 'unknown',
               a.operator ?? '—',
               a.kind,
-              number(a.interactions),
-              number(a.verified),
+              fmt.number(a.interactions),
+              fmt.number(a.verified),
             ]),
         )
   }`;
 }
 
 /** What agents searched the UCP catalog for, and what they could not find. */
-async function searchesSection(deps: DashContext['deps'], period: Period): Promise<Html> {
+async function searchesSection(
+  deps: DashContext['deps'],
+  period: Period,
+  fmt: Formatter,
+): Promise<Html> {
   const { top_queries, top_without_results } = await searchAnalytics(deps.db, period, 10);
   const rows = (list: typeof top_queries) =>
-    list.map((q) => [q.query, number(q.searches), number(q.no_results)]);
+    list.map((q) => [q.query, fmt.number(q.searches), fmt.number(q.no_results)]);
   const headers = ['Query', 'Searches', 'Found nothing'];
   return markup`<h2>What agents searched for</h2>
     ${
@@ -230,8 +239,8 @@ async function reportsSection(
           : table(
               ['Report', 'Period', 'State', 'File'],
               reports.reports.map((r) => [
-                markup`${r.type} (${r.format})<br /><span class="muted">${r.created_at}</span>`,
-                markup`${r.start_date ?? '—'} to ${r.end_date ?? '—'}`,
+                markup`${r.type} (${r.format})<br /><span class="muted">${dash.fmt.when(r.created_at)}</span>`,
+                markup`${dash.fmt.day(r.start_date)} to ${dash.fmt.day(r.end_date)}`,
                 r.status === 'failed' ? markup`failed: ${r.failure_reason ?? ''}` : r.status,
                 r.status === 'ready'
                   ? markup`<a href="${PATH}/reports/${encodeURIComponent(r.id)}/download"
@@ -253,8 +262,8 @@ async function renderAnalytics(
   let body: Html;
   try {
     const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
-    body = markup`${await cachedSection(deps, period, () => analyticsSection(deps, period))}
-      ${await searchesSection(deps, period)}`;
+    body = markup`${await cachedSection(deps, period, dash.fmt, () => analyticsSection(deps, period, dash.fmt))}
+      ${await searchesSection(deps, period, dash.fmt)}`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     body = markup`<div class="error" role="alert">${err.message}</div>`;

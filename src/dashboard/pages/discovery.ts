@@ -69,12 +69,12 @@ async function publicationsSection(dash: DashContext): Promise<Html | ''> {
               'Error',
             ],
             publications.map((p) => [
-              p.started_at,
+              dash.fmt.when(p.started_at),
               p.status,
-              p.uploaded,
-              p.skipped,
-              p.deleted,
-              p.bytes,
+              dash.fmt.number(p.uploaded),
+              dash.fmt.number(p.skipped),
+              dash.fmt.number(p.deleted),
+              dash.fmt.number(p.bytes),
               purge(p),
               p.error ?? '',
             ]),
@@ -107,7 +107,7 @@ async function renderDiscovery(
           <a href="${config.FEEDS_URL}/v1/index.json">${config.FEEDS_URL}/v1/index.json</a>).
         </p>
         <p>
-          Last published: <strong>${marker?.published_at ?? 'never'}</strong>. The pipeline
+          Last published: <strong>${dash.fmt.when(marker?.published_at, 'never')}</strong>. The pipeline
           republishes on its schedule and a few seconds after products or feeds change.
         </p>
         ${
@@ -131,8 +131,8 @@ async function renderDiscovery(
               ['Brand', 'Products', 'Updated', 'Feeds'],
               brands.map((b) => [
                 markup`<a href="${b.html_url}">${b.name}</a>`,
-                b.product_count,
-                b.updated_at,
+                dash.fmt.number(b.product_count),
+                dash.fmt.when(b.updated_at),
                 markup`<a href="${b.feeds.json}">JSON</a> · <a href="${b.feeds.ndjson}">NDJSON</a>`,
               ]),
             )

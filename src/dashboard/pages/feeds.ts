@@ -71,8 +71,8 @@ async function renderList(
                   >`,
                 f.format,
                 f.status,
-                f.product_count,
-                f.last_updated ?? 'not generated yet',
+                dash.fmt.number(f.product_count),
+                dash.fmt.when(f.last_updated, 'not generated yet'),
               ]),
             )
       }`,
@@ -127,13 +127,13 @@ export const feedPages: DashRoute[] = [
               <dd>${f.format}</dd>
               <dt>State</dt>
               <dd>
-                ${f.status}${f.status === 'processing' && f.estimated_completion ? markup` (expected by ${f.estimated_completion})` : ''}
+                ${f.status}${f.status === 'processing' && f.estimated_completion ? markup` (expected ${dash.fmt.when(f.estimated_completion)})` : ''}
               </dd>
               <dt>Products</dt>
-              <dd>${f.product_count}</dd>
+              <dd>${dash.fmt.number(f.product_count)}</dd>
               <dt>Generated</dt>
               <dd>
-                ${f.generated_at ?? 'not yet: the pipeline generates it shortly; reload this page'}
+                ${dash.fmt.when(f.generated_at, 'not yet: the pipeline generates it shortly; reload this page')}
               </dd>
               <dt>API address</dt>
               <dd><code>${f.url}</code></dd>
@@ -141,7 +141,7 @@ export const feedPages: DashRoute[] = [
                 f.last_error
                   ? markup`<dt>Last error</dt>
                       <dd class="field-error">
-                        ${f.last_error.message} (${f.last_error.occurred_at})
+                        ${f.last_error.message} (${dash.fmt.when(f.last_error.occurred_at)})
                       </dd>`
                   : ''
               }
@@ -157,15 +157,21 @@ export const feedPages: DashRoute[] = [
           ${
             d
               ? markup`<p>
-                    ${d.products} products checked at ${d.generated_at}: ${d.products_with_errors}
-                    with errors, ${d.products_with_warnings} with warnings.
+                    ${dash.fmt.number(d.products)} products checked ${dash.fmt.when(d.generated_at)}:
+                    ${dash.fmt.number(d.products_with_errors)} with errors,
+                    ${dash.fmt.number(d.products_with_warnings)} with warnings.
                   </p>
                   ${
                     d.issues.length === 0
                       ? markup`<p>No issues.</p>`
                       : table(
                           ['Field', 'Problem', 'Severity', 'Products'],
-                          d.issues.map((i) => [i.field, i.problem, i.severity, i.count]),
+                          d.issues.map((i) => [
+                            i.field,
+                            i.problem,
+                            i.severity,
+                            dash.fmt.number(i.count),
+                          ]),
                         )
                   }
                   <p><a href="${feedPath(f.id)}/diagnostics">Download every product's issues (NDJSON)</a></p>`

@@ -17,6 +17,7 @@ import {
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
+import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/integrations';
@@ -55,9 +56,9 @@ function connectForm(viewer: Viewer, values: Record<string, string>, error?: App
   </form>`;
 }
 
-function runRow(r: SyncRun): Html[] {
+function runRow(r: SyncRun, fmt: Formatter): Html[] {
   return [
-    markup`${r.started_at}<br /><span class="muted">${r.trigger}</span>`,
+    markup`${fmt.when(r.started_at)}<br /><span class="muted">${r.trigger}</span>`,
     markup`${r.status}`,
     markup`${r.fetched} fetched: ${r.created} new, ${r.updated} updated, ${r.unchanged} unchanged,
     ${r.deactivated} deactivated, ${r.failed} failed`,
@@ -130,8 +131,8 @@ async function renderList(
                   >`,
                 i.platform,
                 markup`${i.status}${i.sync_status === 'running' ? ' (syncing)' : ''}`,
-                i.product_count,
-                i.last_sync ?? 'never',
+                dash.fmt.number(i.product_count),
+                dash.fmt.when(i.last_sync, 'never'),
               ]),
             )
       }`,
@@ -159,9 +160,9 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
             ${i.status}${i.last_error ? markup` <span class="field-error">${i.last_error}</span>` : ''}
           </dd>
           <dt>Products</dt>
-          <dd>${i.product_count}</dd>
+          <dd>${dash.fmt.number(i.product_count)}</dd>
           <dt>Last sync</dt>
-          <dd>${i.last_sync ?? 'never'}</dd>
+          <dd>${dash.fmt.when(i.last_sync, 'never')}</dd>
           <dt>Credentials</dt>
           <dd>${i.credentials_set ? 'set (never shown)' : 'none'}</dd>
         </dl>
@@ -186,7 +187,14 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
         }
       </div>
       <h2>Sync history</h2>
-      ${history.syncs.length === 0 ? markup`<p>No sync yet.${write ? ' Press "Sync now".' : ''}</p>` : table(['Started', 'State', 'Counts', 'Errors'], history.syncs.map(runRow))}
+      ${
+        history.syncs.length === 0
+          ? markup`<p>No sync yet.${write ? ' Press "Sync now".' : ''}</p>`
+          : table(
+              ['Started', 'State', 'Counts', 'Errors'],
+              history.syncs.map((r) => runRow(r, dash.fmt)),
+            )
+      }
       <p><a href="${PATH}">All integrations</a></p>`,
     200,
     running ? 2 : undefined,

@@ -49,9 +49,11 @@ async function renderKeys(
         >${k.limits.per_minute}/min, burst ${k.limits.burst_per_10_seconds}/10 s,
         ${k.limits.monthly === null ? 'no monthly cap' : `${k.limits.monthly}/month`}</span
       >`,
-    markup`${k.created_at}<br /><span class="muted">last used ${k.last_used_at ?? 'never'}</span>`,
+    markup`${dash.fmt.date(k.created_at)}<br /><span class="muted"
+        >last used ${dash.fmt.when(k.last_used_at, 'never')}</span
+      >`,
     k.revoked_at
-      ? markup`revoked ${k.revoked_at}`
+      ? markup`revoked ${dash.fmt.when(k.revoked_at)}`
       : k.id === viewer.keyId
         ? markup`active (this session)`
         : markup`<form class="inline" method="post" action="${PATH}/${k.id}/revoke">
@@ -76,7 +78,7 @@ async function renderKeys(
         : table(
             ['Time', 'Key', 'Request', 'Status', 'Client'],
             log.entries.map((e) => [
-              e.time,
+              dash.fmt.date(e.time),
               markup`<code>${e.key_id}</code>`,
               markup`${e.method} ${e.path}`,
               e.status,

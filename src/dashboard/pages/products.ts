@@ -140,16 +140,16 @@ export const productPages: DashRoute[] = [
                   markup`<a href="${productPath(p.id)}">${p.name}</a><br /><code class="muted"
                         >${p.id}</code
                       >`,
-                  markup`${p.price} ${p.currency}`,
+                  dash.fmt.money(p.price, p.currency),
                   p.status,
                   p.category ?? '',
-                  p.updated_at,
+                  dash.fmt.when(p.updated_at),
                 ]),
               )}
                 <div class="pager">
                   <span
-                    >${offset + 1}–${offset + list.products.length} of
-                    ${list.pagination.total}</span
+                    >${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + list.products.length)}
+                    of ${dash.fmt.number(list.pagination.total)}</span
                   >
                   ${offset > 0 ? markup`<a href="${link(offset - limit)}">Previous</a>` : ''}
                   ${list.pagination.has_more ? markup`<a href="${link(offset + limit)}">Next</a>` : ''}
@@ -229,7 +229,7 @@ export const productPages: DashRoute[] = [
               <dt>Id</dt>
               <dd><code>${p.id}</code></dd>
               <dt>Price</dt>
-              <dd>${p.price} ${p.currency}</dd>
+              <dd>${dash.fmt.money(p.price, p.currency)}</dd>
               <dt>Status</dt>
               <dd>${p.status}</dd>
               <dt>Category</dt>
@@ -243,7 +243,7 @@ export const productPages: DashRoute[] = [
               <dt>Attributes</dt>
               <dd><code>${JSON.stringify(p.attributes)}</code></dd>
               <dt>Updated</dt>
-              <dd>${p.updated_at}</dd>
+              <dd>${dash.fmt.when(p.updated_at)}</dd>
             </dl>
           </div>
           ${

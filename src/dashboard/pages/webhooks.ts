@@ -114,12 +114,12 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
           <dd>${w.events.join(', ')}</dd>
           <dt>State</dt>
           <dd>
-            ${w.status}${w.disabled_reason ? markup` (${w.disabled_reason} at ${w.disabled_at ?? ''})` : ''}${w.failing_since ? markup`; failing since ${w.failing_since}` : ''}
+            ${w.status}${w.disabled_reason ? markup` (${w.disabled_reason} ${dash.fmt.when(w.disabled_at, '')})` : ''}${w.failing_since ? markup`; failing since ${dash.fmt.when(w.failing_since)}` : ''}
           </dd>
           ${
             w.previous_secret_expires_at
               ? markup`<dt>Previous secret</dt>
-                  <dd>still signs until ${w.previous_secret_expires_at}</dd>`
+                  <dd>still signs until ${dash.fmt.date(w.previous_secret_expires_at)}</dd>`
               : ''
           }
         </dl>
@@ -156,9 +156,9 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
               deliveries.deliveries.map((d) => [
                 markup`${d.event}${d.test ? ' (test)' : ''}<br /><code class="muted">${d.id}</code>`,
                 d.status,
-                d.attempts,
+                dash.fmt.number(d.attempts),
                 d.status_code !== null ? markup`HTTP ${d.status_code}` : (d.error ?? '—'),
-                markup`${d.last_attempt_at ?? d.created_at}${d.next_attempt_at ? markup`<br /><span class="muted">next ${d.next_attempt_at}</span>` : ''}`,
+                markup`${dash.fmt.when(d.last_attempt_at ?? d.created_at)}${d.next_attempt_at ? markup`<br /><span class="muted">next ${dash.fmt.when(d.next_attempt_at)}</span>` : ''}`,
                 write && d.status !== 'succeeded'
                   ? markup`<form
                       class="inline"

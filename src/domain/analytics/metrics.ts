@@ -173,11 +173,38 @@ export interface OtherCurrency {
   amount: number;
 }
 
+/**
+ * Revenue in every currency, each summed on its own (CONTRACT part 9): {"USD": 359.98, "EUR":
+ * 119}, by code. The default currency is there when it has revenue or nothing else has (so an
+ * empty period is {"USD": 0}); a conversion in another currency is never shown as 0.
+ */
+export function revenueByCurrency(
+  currency: string,
+  revenue: number,
+  other: readonly OtherCurrency[],
+): Record<string, number> {
+  const entries: [string, number][] = other.map((o) => [o.currency, o.amount]);
+  if (revenue !== 0 || entries.length === 0) entries.push([currency, revenue]);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries);
+}
+
+/** A product's totals with their revenue in every currency. */
+function withRevenueByCurrency(
+  currency: string,
+  p: Omit<ProductAnalytics, 'revenue_by_currency'>,
+): ProductAnalytics {
+  return {
+    ...p,
+    revenue_by_currency: revenueByCurrency(currency, p.revenue, p.other_currencies),
+  };
+}
+
 export interface AnalyticsResult {
   period: ReturnType<typeof presentPeriod>;
   /** The currency of `revenue` (DEFAULT_CURRENCY). */
   currency: string;
-  metrics: Partial<Record<MetricName, number>>;
+  metrics: Partial<Record<MetricName, number>> & { revenue_by_currency?: Record<string, number> };
   trends: {
     ai_interactions?: { daily_average: number; growth_rate: number | null };
     conversion_rate?: { daily_average: number; growth_rate: number | null };
@@ -303,9 +330,16 @@ async function computeOverview(
       growth_rate: growth((conversions / (ai || 1)) * (ai ? 1 : 0), previousRate),
     };
   }
-  if (want('revenue')) metrics.revenue = fromMinorUnits(sum(daily!.revenue), currency);
   const result: AnalyticsResult = { period: presentPeriod(period), currency, metrics, trends };
-  if (want('revenue')) result.other_currencies = presentOther(daily!.other);
+  if (want('revenue')) {
+    metrics.revenue = fromMinorUnits(sum(daily!.revenue), currency);
+    result.other_currencies = presentOther(daily!.other);
+    metrics.revenue_by_currency = revenueByCurrency(
+      currency,
+      metrics.revenue,
+      result.other_currencies,
+    );
+  }
   return result;
 }
 
@@ -481,6 +515,8 @@ export interface ProductAnalytics {
   conversions: number;
   revenue: number;
   other_currencies: OtherCurrency[];
+  /** Its revenue in every currency it sold in (revenueByCurrency). */
+  revenue_by_currency: Record<string, number>;
 }
 
 /** Products of a period whose totals are computed at once and kept (productAnalytics). */
@@ -529,29 +565,31 @@ export async function productAnalytics(
     db,
     rows.map((r) => r.product_id),
   );
-  const products: ProductAnalytics[] = rows.map((r) => ({
-    product_id: r.product_id,
-    name: names.get(r.product_id) ?? null,
-    interactions: {
-      total: r.interactions,
-      assistant: r.assistant,
-      search: r.search,
-      training: r.training,
-      agent: r.agent,
-    },
-    views: r.views,
-    clicks: r.clicks,
-    conversions: r.conversions,
-    revenue: fromMinorUnits(r.revenue_minor, currency),
-    other_currencies: other
-      .filter((o) => o.product_id === r.product_id)
-      .sort((a, b) => (a.currency < b.currency ? -1 : 1))
-      .map((o) => ({
-        currency: o.currency,
-        conversions: o.conversions,
-        amount: fromMinorUnits(o.amount_minor, o.currency),
-      })),
-  }));
+  const products: ProductAnalytics[] = rows.map((r) =>
+    withRevenueByCurrency(currency, {
+      product_id: r.product_id,
+      name: names.get(r.product_id) ?? null,
+      interactions: {
+        total: r.interactions,
+        assistant: r.assistant,
+        search: r.search,
+        training: r.training,
+        agent: r.agent,
+      },
+      views: r.views,
+      clicks: r.clicks,
+      conversions: r.conversions,
+      revenue: fromMinorUnits(r.revenue_minor, currency),
+      other_currencies: other
+        .filter((o) => o.product_id === r.product_id)
+        .sort((a, b) => (a.currency < b.currency ? -1 : 1))
+        .map((o) => ({
+          currency: o.currency,
+          conversions: o.conversions,
+          amount: fromMinorUnits(o.amount_minor, o.currency),
+        })),
+    }),
+  );
   return {
     period: presentPeriod(period),
     currency,

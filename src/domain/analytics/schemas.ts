@@ -89,6 +89,9 @@ export const OtherCurrency = z.object({
   amount: z.number(),
 });
 
+/** Revenue in every currency, each summed on its own (CONTRACT part 9). */
+export const RevenueByCurrency = z.record(z.string(), z.number());
+
 export const AnalyticsResult = z.object({
   period: PeriodOut,
   currency: z.string(),
@@ -98,6 +101,7 @@ export const AnalyticsResult = z.object({
     discovery_rate: z.number().optional(),
     conversion_rate: z.number().optional(),
     revenue: z.number().optional(),
+    revenue_by_currency: RevenueByCurrency.optional(),
   }),
   trends: z.object({
     ai_interactions: Growth.optional(),
@@ -154,6 +158,7 @@ export const ConversionsResponse = z.object({
   revenue: z.number(),
   conversion_rate: z.number(),
   other_currencies: z.array(OtherCurrency),
+  revenue_by_currency: RevenueByCurrency,
   series: z.array(
     z.object({
       date: z.string(),
@@ -177,6 +182,7 @@ export const ProductAnalyticsPage = z.object({
       conversions: z.int(),
       revenue: z.number(),
       other_currencies: z.array(OtherCurrency),
+      revenue_by_currency: RevenueByCurrency,
     }),
   ),
   pagination: z.object({

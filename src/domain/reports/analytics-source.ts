@@ -91,6 +91,7 @@ export function analyticsReportSources(options: {
           revenue_minor: toMinorUnits(d.revenue, currency),
         })),
         otherCurrencies: overview.other_currencies ?? [],
+        revenueByCurrency: m.revenue_by_currency ?? {},
         topProducts: top.products.map((p) => ({
           id: p.product_id,
           name: p.name ?? '(deleted product)',
@@ -99,6 +100,7 @@ export function analyticsReportSources(options: {
           clicks: p.clicks,
           conversions: p.conversions,
           revenue_minor: toMinorUnits(p.revenue, currency),
+          revenue_by_currency: p.revenue_by_currency,
         })),
         topAgents: agents.agents.slice(0, TOP_ROWS).map((a) => ({
           agent: a.agent ?? '(unnamed agent)',

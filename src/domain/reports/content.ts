@@ -39,6 +39,8 @@ export interface ReportProductLine {
   clicks: number;
   conversions: number;
   revenue_minor: number;
+  /** Its revenue in every currency it sold in, each on its own (CONTRACT part 9). */
+  revenue_by_currency: Record<string, number>;
 }
 
 export interface ReportAgentLine {
@@ -55,6 +57,8 @@ export interface AnalyticsReportContent {
   daily: ReportDay[];
   /** Conversions in other currencies: never summed into revenue, shown apart. */
   otherCurrencies: { currency: string; conversions: number; amount: number }[];
+  /** Revenue in every currency, each summed on its own: {"USD": 359.98, "EUR": 119}. */
+  revenueByCurrency: Record<string, number>;
   topProducts: ReportProductLine[];
   topAgents: ReportAgentLine[];
 }

@@ -137,6 +137,7 @@ export const analyticsRoutes = [
           conversion_rate:
             interactions === 0 ? 0 : Math.round((conversions / interactions) * 1e6) / 1e6,
           other_currencies: overview.other_currencies ?? [],
+          revenue_by_currency: overview.metrics.revenue_by_currency ?? {},
           series: series.map((p) => ({
             date: p.date,
             conversions: p.conversions,

@@ -3,6 +3,7 @@ import {
   AnalyticsQuery,
   PeriodQuery,
   ProductSortField,
+  RevenueByCurrency,
 } from '../../domain/analytics/schemas.js';
 import { z } from 'zod';
 import { doc, docFields } from './registry.js';
@@ -21,6 +22,10 @@ export const SearchAnalyticsQueryString = PeriodQuery.extend({
 
 export { AnalyticsQuery as AnalyticsQueryString, PeriodQuery as PeriodQueryString };
 
+doc(
+  RevenueByCurrency,
+  'Revenue in every currency, each summed on its own, by ISO 4217 code: {"EUR": 119, "USD": 359.98}; the default currency is there when it has revenue or nothing else has',
+);
 doc(ProductSortField, 'The total to sort by, largest first (then by product id)');
 docFields(PeriodQuery, {
   start_date:

@@ -146,6 +146,7 @@ t.test('the overview, computed by hand', async (t) => {
       discovery_rate: 0.75,
       conversion_rate: 0.5, // 3 conversions (any currency) / 6
       revenue: 24.99, // 19.99 + 5.00 USD; the EUR conversion apart
+      revenue_by_currency: { EUR: 10, USD: 24.99 }, // each currency on its own
     },
     trends: {
       ai_interactions: { daily_average: 1.2, growth_rate: 5 }, // 6 / 5 days; (6 - 1) / 1
@@ -167,6 +168,7 @@ t.test('an empty previous period and a period without data', async (t) => {
     discovery_rate: 0.5, // acme's 2 of 4
     conversion_rate: 0,
     revenue: 0,
+    revenue_by_currency: { USD: 0 },
   });
   t.same(before.body.analytics.trends, {
     ai_interactions: { daily_average: 0.2, growth_rate: null },
@@ -179,6 +181,7 @@ t.test('an empty previous period and a period without data', async (t) => {
     discovery_rate: 0,
     conversion_rate: 0,
     revenue: 0,
+    revenue_by_currency: { USD: 0 },
   });
   t.same(empty.body.analytics.trends, {
     ai_interactions: { daily_average: 0, growth_rate: null },
@@ -197,7 +200,10 @@ t.test('the default period, metric, and bad dates', async (t) => {
   });
   t.equal(res.body.analytics.metrics.ai_interactions, 8, 'the last 30 days, today included');
   const one = await s.request('GET', `/v1/analytics?${PERIOD}&metric=revenue`);
-  t.same(one.body.analytics.metrics, { revenue: 24.99 });
+  t.same(one.body.analytics.metrics, {
+    revenue: 24.99,
+    revenue_by_currency: { EUR: 10, USD: 24.99 },
+  });
   t.same(one.body.analytics.trends, {});
   const rate = await s.request('GET', `/v1/analytics?${PERIOD}&metric=conversion_rate`);
   t.same(rate.body.analytics.metrics, { conversion_rate: 0.5 });
@@ -242,6 +248,7 @@ t.test('per product: sorted, paginated, other currencies apart', async (t) => {
     conversions: 1,
     revenue: 19.99,
     other_currencies: [],
+    revenue_by_currency: { USD: 19.99 },
   };
   const p1 = {
     product_id: 'p1',
@@ -252,6 +259,7 @@ t.test('per product: sorted, paginated, other currencies apart', async (t) => {
     conversions: 2,
     revenue: 5,
     other_currencies: [{ currency: 'EUR', conversions: 1, amount: 10 }],
+    revenue_by_currency: { EUR: 10, USD: 5 },
   };
   t.match(res.body.products, [{ product_id: 'p4' }, { product_id: 'p1' }]);
   t.same(res.body.products, [p4, p1]);
@@ -367,6 +375,7 @@ t.test('conversions: totals and a daily series with revenue', async (t) => {
     revenue: 24.99,
     conversion_rate: 0.5,
     other_currencies: [{ currency: 'EUR', conversions: 1, amount: 10 }],
+    revenue_by_currency: { EUR: 10, USD: 24.99 },
     series: [
       { date: '2026-11-20', conversions: 0, revenue: 0, other_currencies: [] },
       { date: '2026-11-21', conversions: 1, revenue: 19.99, other_currencies: [] },

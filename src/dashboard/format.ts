@@ -1,0 +1,150 @@
+import { markup, type Html } from '../markup.js';
+
+/**
+ * Money, numbers and times as people read them, in the language the browser asks for
+ * (Accept-Language; English when it asks for nothing we can write). The one place the
+ * dashboard's pages format a value for reading: amounts per currency with its ISO 4217 minor
+ * units (`Intl.NumberFormat`), times as the locale's short form (UTC) or "5 minutes ago" inside
+ * `<time datetime>` with the exact UTC time on hover.
+ */
+export const DEFAULT_LOCALE = 'en';
+
+/** The first language of an Accept-Language header that Intl can write (by q), else English. */
+export function localeOf(acceptLanguage: string | undefined): string {
+  if (!acceptLanguage) return DEFAULT_LOCALE;
+  const asked = acceptLanguage
+    .split(',')
+    .slice(0, 20)
+    .map((part, i) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v);
+      return { tag: tag.trim(), q: q === undefined ? 1 : Number(q), i };
+    })
+    .filter((a) => a.tag !== '' && a.tag !== '*' && a.q > 0 && /^[A-Za-z0-9-]{2,35}$/.test(a.tag))
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const { tag } of asked) {
+    try {
+      const [supported] = Intl.NumberFormat.supportedLocalesOf([tag]);
+      if (supported) return supported;
+    } catch {
+      // Not a well-formed language tag: try the next one.
+    }
+  }
+  return DEFAULT_LOCALE;
+}
+
+/** Intl objects are costly to build: kept per locale and options (a bounded cache). */
+const kept = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat | Intl.RelativeTimeFormat>();
+
+function keep<T extends Intl.NumberFormat | Intl.DateTimeFormat | Intl.RelativeTimeFormat>(
+  key: string,
+  make: () => T,
+): T {
+  let value = kept.get(key) as T | undefined;
+  if (!value) {
+    if (kept.size > 500) kept.clear();
+    kept.set(key, (value = make()));
+  }
+  return value;
+}
+
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+];
+
+/** Times nearer than this are written relative to now ("5 minutes ago"), others as dates. */
+const RELATIVE_WITHIN_MS = 7 * 86_400_000;
+
+/** The exact UTC time, for the hover title: 2026-11-27 00:28:48 UTC. */
+function exactUtc(date: Date): string {
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+export class Formatter {
+  constructor(
+    readonly locale: string,
+    private readonly now: () => Date,
+  ) {}
+
+  /** An amount in its currency: 89.5 USD -> $89.50 (en), 89,50 € (de), ¥1,200 (JPY). */
+  money(amount: number | null | undefined, currency: string): string {
+    if (amount === undefined || amount === null) return '—';
+    try {
+      return keep(`m\u0000${this.locale}\u0000${currency}`, () => {
+        return new Intl.NumberFormat(this.locale, { style: 'currency', currency });
+      }).format(amount);
+    } catch {
+      return `${amount} ${currency}`;
+    }
+  }
+
+  /** A count or a measure, with at most `digits` decimals; a dash for nothing. */
+  number(value: number | null | undefined, digits = 0): string {
+    if (value === undefined || value === null) return '—';
+    return keep(`n\u0000${this.locale}\u0000${digits}`, () => {
+      return new Intl.NumberFormat(this.locale, { maximumFractionDigits: digits });
+    }).format(value);
+  }
+
+  /** A fraction as a percentage with one decimal: 0.125 -> 12.5%. */
+  percent(value: number | null | undefined): string {
+    if (value === undefined || value === null) return '—';
+    return keep(`p\u0000${this.locale}`, () => {
+      return new Intl.NumberFormat(this.locale, {
+        style: 'percent',
+        minimumFractionDigits: 1,
+        maximumFractionDigits: 1,
+      });
+    }).format(value);
+  }
+
+  /** A time as the locale's short date and time (UTC), exact UTC on hover. */
+  date(iso: string | null | undefined, missing = '—'): Html | string {
+    const date = parse(iso);
+    if (!date) return iso ?? missing;
+    const text = keep(`d\u0000${this.locale}`, () => {
+      return new Intl.DateTimeFormat(this.locale, {
+        dateStyle: 'medium',
+        timeStyle: 'short',
+        timeZone: 'UTC',
+      });
+    }).format(date);
+    return markup`<time datetime="${date.toISOString()}" title="${exactUtc(date)}"
+      >${text} UTC</time
+    >`;
+  }
+
+  /** A day (YYYY-MM-DD or a time) as the locale's short date. */
+  day(iso: string | null | undefined, missing = '—'): Html | string {
+    const date = parse(iso);
+    if (!date) return iso ?? missing;
+    const text = keep(`y\u0000${this.locale}`, () => {
+      return new Intl.DateTimeFormat(this.locale, { dateStyle: 'medium', timeZone: 'UTC' });
+    }).format(date);
+    return markup`<time datetime="${date.toISOString().slice(0, 10)}" title="${exactUtc(date)}"
+      >${text}</time
+    >`;
+  }
+
+  /** A time relative to now when it is within a week ("5 minutes ago"), else as date(). */
+  when(iso: string | null | undefined, missing = '—'): Html | string {
+    const date = parse(iso);
+    if (!date) return iso ?? missing;
+    const diff = date.getTime() - this.now().getTime();
+    if (Math.abs(diff) >= RELATIVE_WITHIN_MS) return this.date(iso, missing);
+    const [unit, size] = UNITS.find(([, ms]) => Math.abs(diff) >= ms) ?? UNITS[UNITS.length - 1]!;
+    const text = keep(`r\u0000${this.locale}`, () => {
+      return new Intl.RelativeTimeFormat(this.locale, { numeric: 'auto' });
+    }).format(Math.trunc(diff / size), unit);
+    return markup`<time datetime="${date.toISOString()}" title="${exactUtc(date)}">${text}</time>`;
+  }
+}
+
+function parse(iso: string | null | undefined): Date | undefined {
+  if (!iso) return undefined;
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
