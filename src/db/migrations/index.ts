@@ -17,6 +17,7 @@ import * as m20261127060500 from './20261127060500_publications.js';
 import * as m20261127061500 from './20261127061500_analytics_searches.js';
 import * as m20261127063000 from './20261127063000_feed_profiles.js';
 import * as m20261127064500 from './20261127064500_feed_deliveries.js';
+import * as m20261127093000 from './20261127093000_counter_deltas.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '20261127061500_analytics_searches': m20261127061500,
   '20261127063000_feed_profiles': m20261127063000,
   '20261127064500_feed_deliveries': m20261127064500,
+  '20261127093000_counter_deltas': m20261127093000,
 };
