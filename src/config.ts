@@ -34,6 +34,7 @@ const ConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_DIR: z.string().min(1).default('./public'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_DIRECT_URL: z.string().optional(),
   BASE_URL: z.url().optional(),
   FEEDS_URL: z.url().optional(),
   ENVIRONMENT: z.enum(ENVIRONMENTS).default('production'),

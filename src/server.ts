@@ -4,6 +4,7 @@ import type { AppDeps } from './app-deps.js';
 import type { Config } from './config.js';
 import { openStore, type Store } from './db/store.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startCounterFold } from './domain/products/counter-fold.js';
 import { startDiscoveryServer, type DiscoveryServer } from './http/discovery/server.js';
 import { ApiKeyCache, countActiveApiKeys, createApiKey } from './domain/access/api-keys.js';
 import { AuditWriter } from './domain/audit/writer.js';
@@ -230,6 +231,7 @@ function services(parts: Parts): Service[] {
     usageService(parts),
     auditService(parts),
     retentionService(parts),
+    counterFoldService(parts),
     // Records feed exports as analytics interactions, in batches.
     service('the request log', {
       start: () => {
@@ -324,6 +326,17 @@ function auditService(parts: Parts): Service {
       parts.audit = deps.audit = audit;
     },
     stop: () => parts.audit?.close(),
+  });
+}
+
+/** Folds the product and category counters' per-writer deltas into their base rows. */
+function counterFoldService(parts: Parts): Service {
+  let fold: { stop(): Promise<void> } | undefined;
+  return service('the counter fold', {
+    start: () => {
+      fold = startCounterFold({ db: parts.store.db, logger: parts.logger });
+    },
+    stop: () => fold?.stop(),
   });
 }
 

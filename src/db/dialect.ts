@@ -47,7 +47,10 @@ export interface DialectSql {
    * and keeps new writes out until this one ends (PostgreSQL `LOCK TABLE ... IN SHARE ROW
    * EXCLUSIVE MODE`, which two callers also take in turn; reads go on). SQLite: nothing.
    */
-  lockTableWrites(trx: Executor, table: 'events' | 'webhooks' | 'integrations'): Promise<void>;
+  lockTableWrites(
+    trx: Executor,
+    table: 'events' | 'webhooks' | 'integrations' | 'products',
+  ): Promise<void>;
   /**
    * After rows were copied in with explicit ids (`store copy`): the table's generated-id
    * sequence continues after the largest id. SQLite's AUTOINCREMENT already does.

@@ -30,6 +30,24 @@ export interface ProductCountTable {
   count: number;
 }
 
+/**
+ * What one writer (a PostgreSQL backend: `writer` is its pid) added to a product_counts row
+ * since the last fold: a count is its base row plus these (migration 20261127093000).
+ */
+export interface ProductCountDeltaTable {
+  status: ProductStatus;
+  writer: number;
+  count: number;
+}
+
+/** The same for category_counts, written by the PostgreSQL trigger on products. */
+export interface CategoryCountDeltaTable {
+  category: string;
+  status: ProductStatus;
+  writer: number;
+  count: number;
+}
+
 /** Products per (category, status), kept by triggers on products. */
 export interface CategoryCountTable {
   category: string;
@@ -385,6 +403,8 @@ export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
   category_counts: CategoryCountTable;
+  product_count_deltas: ProductCountDeltaTable;
+  category_count_deltas: CategoryCountDeltaTable;
   events: EventTable;
   api_keys: ApiKeyTable;
   idempotency_keys: IdempotencyKeyTable;

@@ -25,6 +25,12 @@ export interface PostgresLocation {
   dialect: 'postgres';
   /** The whole DATABASE_URL, password and options included: never log it (describeLocation). */
   url: string;
+  /**
+   * DATABASE_DIRECT_URL: PostgreSQL itself, for what needs a session (LISTEN, migrations and
+   * their session lock, the streaming readers' session settings). When set, `url` is taken for
+   * a transaction pooler (PgBouncer): no startup parameters, no named prepared statements.
+   */
+  directUrl?: string;
 }
 
 /**
@@ -60,8 +66,14 @@ export type StoreOptions = SqliteStoreOptions & PostgresStoreOptions;
 
 /** Where the configured store lives. */
 export function storeLocation(
-  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE' | 'DATABASE_DIRECT_URL'>,
 ): StoreLocation {
+  const direct = config.DATABASE_DIRECT_URL;
+  if (direct && !config.DATABASE_URL) {
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL: set only beside DATABASE_URL (the pooler it bypasses); unset it for the SQLite file in DATA_DIR',
+    );
+  }
   if (config.DATABASE_URL) {
     if (!isPostgresUrl(config.DATABASE_URL)) {
       throw new ConfigError(
@@ -70,18 +82,23 @@ export function storeLocation(
     }
     // Read now, so a bad URL fails at start with a message naming the option.
     try {
-      postgresSettings(config.DATABASE_URL);
+      postgresSettings(config.DATABASE_URL, { pooled: Boolean(direct) });
+      if (direct) postgresSettings(direct, { name: 'DATABASE_DIRECT_URL' });
     } catch (err) {
       throw new ConfigError((err as Error).message, { cause: err });
     }
-    return { dialect: 'postgres', url: config.DATABASE_URL };
+    return {
+      dialect: 'postgres',
+      url: config.DATABASE_URL,
+      ...(direct ? { directUrl: direct } : {}),
+    };
   }
   return { dialect: 'sqlite', file: config.DATABASE_FILE };
 }
 
 /** Opens the configured store. */
 export function openStore(
-  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_FILE' | 'DATABASE_DIRECT_URL'>,
   options: StoreOptions = {},
 ): Store {
   return openStoreAt(storeLocation(config), options);
@@ -107,13 +124,19 @@ export function openStoreAt(location: StoreLocation, options: StoreOptions = {})
  * other errors.
  */
 export function storeOpenFailure(
-  config: Pick<Config, 'DATABASE_URL'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_DIRECT_URL'>,
   err: unknown,
 ): string | undefined {
   if (!config.DATABASE_URL || !isPostgresUrl(config.DATABASE_URL)) return undefined;
   let address: string;
   try {
-    address = postgresSettings(config.DATABASE_URL).address;
+    address = postgresSettings(config.DATABASE_URL, {
+      pooled: Boolean(config.DATABASE_DIRECT_URL),
+    }).address;
+    // Sessions (migrations, first) go to DATABASE_DIRECT_URL: name both.
+    if (config.DATABASE_DIRECT_URL) {
+      address += ` (direct: ${postgresSettings(config.DATABASE_DIRECT_URL, { name: 'DATABASE_DIRECT_URL' }).address})`;
+    }
   } catch {
     return undefined;
   }

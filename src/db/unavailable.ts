@@ -63,6 +63,20 @@ const UNTRUSTED_CODES = new Set([
   'CERT_SIGNATURE_FAILURE',
 ]);
 
+/** What to do when DATABASE_URL leads to a pooler without DATABASE_DIRECT_URL beside it. */
+export const NEEDS_DIRECT_URL =
+  'agentshelf needs a session of its own for LISTEN/NOTIFY, migrations and its streaming readers: set DATABASE_DIRECT_URL to PostgreSQL itself (DATABASE_URL may stay on the pooler in transaction mode)';
+
+/** The code of our own error for startup parameters a pooler dropped (db/postgres/store.ts). */
+export const POOLER_CODE = 'AGENTSHELF_POOLER';
+
+/** PgBouncer refusing a startup parameter: DATABASE_URL leads to it, not to PostgreSQL. */
+function poolerRefusal(message: unknown): string | undefined {
+  const m = typeof message === 'string' && /unsupported startup parameter: ?(\S+)/.exec(message);
+  if (!m) return undefined;
+  return `it is a connection pooler (PgBouncer), which refuses the session setting ${m[1]} (unsupported startup parameter); ${NEEDS_DIRECT_URL}`;
+}
+
 /** Why TLS refused the server (its certificate), in words; undefined for other errors. */
 function tlsRefusal(err: unknown, address: string): string | undefined {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
@@ -75,7 +89,7 @@ function tlsRefusal(err: unknown, address: string): string | undefined {
       return `the server's TLS certificate is not signed by a certificate authority we trust (sslrootcert, or the system's); refused (${code})`;
     }
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-      const host = address.replace(/:\d+$/, '');
+      const host = address.replace(/:\d+( \(direct: .*\))?$/, '');
       return `the server's TLS certificate does not name the host ${host} (sslmode=verify-full checks it: connect by a name the certificate carries); refused`;
     }
     if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
@@ -92,9 +106,13 @@ function tlsRefusal(err: unknown, address: string): string | undefined {
  */
 export function unreachableStoreMessage(err: unknown, address: string): string | undefined {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
+    const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && REFUSED_CODES[code])
       return `cannot open the PostgreSQL store at ${address}: ${REFUSED_CODES[code]}`;
+    if (code === POOLER_CODE && typeof message === 'string')
+      return `cannot open the PostgreSQL store at ${address}: ${message}`;
+    const pooler = poolerRefusal(message);
+    if (pooler) return `cannot open the PostgreSQL store at ${address}: ${pooler}`;
   }
   const tls = tlsRefusal(err, address);
   if (tls) return `cannot open the PostgreSQL store at ${address}: ${tls}`;

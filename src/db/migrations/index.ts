@@ -19,6 +19,7 @@ import * as m20261127063000 from './20261127063000_feed_profiles.js';
 import * as m20261127064500 from './20261127064500_feed_deliveries.js';
 import * as m20261127090330 from './20261127090330_feed_delivery_leases.js';
 import * as m20261127092500 from './20261127092500_product_search_vector.js';
+import * as m20261127093000 from './20261127093000_counter_deltas.js';
 import * as m20261127095000 from './20261127095000_product_search_groups.js';
 
 /**
@@ -46,5 +47,6 @@ export const migrations: Record<string, Migration> = {
   '20261127064500_feed_deliveries': m20261127064500,
   '20261127090330_feed_delivery_leases': m20261127090330,
   '20261127092500_product_search_vector': m20261127092500,
+  '20261127093000_counter_deltas': m20261127093000,
   '20261127095000_product_search_groups': m20261127095000,
 };

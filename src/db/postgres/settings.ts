@@ -41,44 +41,68 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
-function integerOption(name: string, text: string, min: number, max: number): number {
+function integerOption(
+  name: string,
+  text: string,
+  min: number,
+  max: number,
+  setting = 'DATABASE_URL',
+): number {
   const n = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new Error(`DATABASE_URL: ${name} must be a whole number from ${min} to ${max}`);
+    throw new Error(`${setting}: ${name} must be a whole number from ${min} to ${max}`);
   }
   return n;
 }
 
+/** How a URL is read: which setting it is (for messages), and whether it leads to a pooler. */
+export interface SettingsUse {
+  /** The variable, as messages name it: DATABASE_URL (default) or DATABASE_DIRECT_URL. */
+  name?: string;
+  /**
+   * DATABASE_URL leads to a transaction pooler (PgBouncer, `pool_mode = transaction`), which
+   * DATABASE_DIRECT_URL being set declares: no startup parameter but application_name is sent
+   * (PgBouncer refuses any other), so `statement_timeout` is refused here by name.
+   */
+  pooled?: boolean;
+}
+
 /** Reads DATABASE_URL. Errors name the part at fault and never repeat the password. */
-export function postgresSettings(url: string): PostgresSettings {
+export function postgresSettings(url: string, use: SettingsUse = {}): PostgresSettings {
+  const name = use.name ?? 'DATABASE_URL';
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error('DATABASE_URL: not a URL (postgres://user:password@host:port/database)');
+    throw new Error(`${name}: not a URL (postgres://user:password@host:port/database)`);
   }
   if (!isPostgresUrl(url)) {
-    throw new Error('DATABASE_URL: the scheme must be postgres:// or postgresql://');
+    throw new Error(`${name}: the scheme must be postgres:// or postgresql://`);
   }
   for (const key of parsed.searchParams.keys()) {
     if (!OPTIONS.has(key)) {
       throw new Error(
-        `DATABASE_URL: unknown option ${JSON.stringify(key)} (known: ${[...OPTIONS].join(', ')})`,
+        `${name}: unknown option ${JSON.stringify(key)} (known: ${[...OPTIONS].join(', ')})`,
       );
     }
+  }
+  if (use.pooled && parsed.searchParams.has('statement_timeout')) {
+    throw new Error(
+      `${name}: statement_timeout cannot be sent through a transaction pooler (DATABASE_DIRECT_URL is set, so ${name} is taken for PgBouncer in transaction mode, which refuses it as a startup parameter): set it on the role instead (ALTER ROLE ... SET statement_timeout = ...), or PgBouncer's query_timeout`,
+    );
   }
   const q = (name: string) => parsed.searchParams.get(name) ?? undefined;
   const user = decodeURIComponent(parsed.username);
   const password = decodeURIComponent(parsed.password);
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-  if (!database) throw new Error('DATABASE_URL: the database name (the path) is missing');
+  if (!database) throw new Error(`${name}: the database name (the path) is missing`);
   const socketDir = q('host');
   const host = socketDir ?? (parsed.hostname.replace(/^\[|\]$/g, '') || 'localhost');
-  const port = parsed.port ? integerOption('port', parsed.port, 1, 65535) : 5432;
+  const port = parsed.port ? integerOption('port', parsed.port, 1, 65535, name) : 5432;
 
   const sslmode = q('sslmode') ?? 'disable';
   if (!(SSL_MODES as readonly string[]).includes(sslmode)) {
-    throw new Error(`DATABASE_URL: sslmode must be one of ${SSL_MODES.join(', ')}`);
+    throw new Error(`${name}: sslmode must be one of ${SSL_MODES.join(', ')}`);
   }
   let ssl: ConnectionOptions | false = false;
   if (sslmode !== 'disable') {
@@ -88,7 +112,7 @@ export function postgresSettings(url: string): PostgresSettings {
       try {
         ca = fs.readFileSync(rootcert, 'utf8');
       } catch (err) {
-        throw new Error(`DATABASE_URL: sslrootcert ${rootcert}: ${(err as Error).message}`, {
+        throw new Error(`${name}: sslrootcert ${rootcert}: ${(err as Error).message}`, {
           cause: err,
         });
       }
@@ -114,16 +138,23 @@ export function postgresSettings(url: string): PostgresSettings {
       ...(user ? { user } : {}),
       ...(password ? { password } : {}),
       database,
-      max: integerOption('pool_size', q('pool_size') ?? '10', 1, 1000),
-      statement_timeout: integerOption(
-        'statement_timeout',
-        q('statement_timeout') ?? '30000',
-        0,
-        2_147_483_647,
-      ),
+      max: integerOption('pool_size', q('pool_size') ?? '10', 1, 1000, name),
+      // A startup parameter: through a transaction pooler, none (the role's setting holds).
+      ...(use.pooled
+        ? {}
+        : {
+            statement_timeout: integerOption(
+              'statement_timeout',
+              q('statement_timeout') ?? '30000',
+              0,
+              2_147_483_647,
+              name,
+            ),
+          }),
       connectionTimeoutMillis:
-        integerOption('connect_timeout', q('connect_timeout') ?? '10', 0, 3600) * 1000,
+        integerOption('connect_timeout', q('connect_timeout') ?? '10', 0, 3600, name) * 1000,
       ssl,
+      // PgBouncer passes application_name on (one of the parameters it tracks per client).
       application_name: 'agentshelf',
     },
     display,

@@ -11,6 +11,7 @@ import type {
   InteractionKind,
   NewInteractionRow,
 } from '../schema.js';
+import { countProducts } from './products.js';
 
 /** The kinds that are AI interactions (CONTRACT part 9); bots and people are counted apart. */
 export const AI_KINDS: readonly InteractionKind[] = ['assistant', 'search', 'training', 'agent'];
@@ -223,12 +224,7 @@ export async function existingProductIds(db: Executor, ids: string[]): Promise<S
 // --- Reads: every one from the rollups (and small tables), never from interactions. ---
 
 export async function countActiveProducts(db: Executor): Promise<number> {
-  const row = await db
-    .selectFrom('product_counts')
-    .select('count')
-    .where('status', '=', 'active')
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
+  return countProducts(db, { status: 'active' });
 }
 
 /** AI interactions per day of [start, end] (days without any are absent). */

@@ -1,4 +1,5 @@
 import type { Db } from '../store.js';
+import { productCountsByStatus } from './products.js';
 
 const PRODUCT_EVENTS = ['product.created', 'product.updated', 'product.deleted'] as const;
 
@@ -28,11 +29,8 @@ export async function selectProductsVersion(
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
-  const counts = await db
-    .selectFrom('product_counts')
-    .select(['status', 'count'])
-    .orderBy('status')
-    .execute();
+  // The counts as read (base and deltas): a fold leaves the version as it was.
+  const counts = await productCountsByStatus(db);
   return { productEvent: event?.seq ?? 0, counts };
 }
 

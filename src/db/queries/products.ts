@@ -158,52 +158,153 @@ export async function findPageAnchors(
 
 /**
  * How many products match. Totals per status and per (category, status) are kept in the
- * store (product_counts in each write transaction, category_counts by triggers), so this
- * reads a handful of rows, never the products.
+ * store (product_counts, category_counts: a base row plus its writers' deltas, see
+ * adjustProductCount), so this reads a handful of rows, never the products.
  */
 export async function countProducts(db: Executor, filter: ProductFilter): Promise<number> {
   const { category, status } = filter;
   const row = category
     ? await db
-        .selectFrom('category_counts')
+        .selectFrom(
+          db
+            .selectFrom('category_counts')
+            .select(['category', 'status', 'count'])
+            .unionAll(
+              db.selectFrom('category_count_deltas').select(['category', 'status', 'count']),
+            )
+            .as('c'),
+        )
         .select((eb) => eb.fn.sum<number>('count').as('n'))
         .where(inCategory(db, category, { useIndex: true }))
         .$if(status !== undefined, (q) => q.where('status', '=', status!))
         .executeTakeFirst()
     : await db
-        .selectFrom('product_counts')
+        .selectFrom(productTotals(db).as('c'))
         .select((eb) => eb.fn.sum<number>('count').as('n'))
         .$if(status !== undefined, (q) => q.where('status', '=', status!))
         .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
-/** Transactions that hold the catalogue's write lock already (see lockCatalogueWrites). */
-const catalogueLocked = new WeakSet<object>();
+/** The product_counts rows and their deltas, as (status, count) rows to sum. */
+function productTotals(db: Executor) {
+  return db
+    .selectFrom('product_counts')
+    .select(['status', 'count'])
+    .unionAll(db.selectFrom('product_count_deltas').select(['status', 'count']));
+}
+
+/** Products per status (every status, zeros included), in status order. */
+export async function productCountsByStatus(
+  db: Executor,
+): Promise<{ status: ProductStatus; count: number }[]> {
+  const rows = await db
+    .selectFrom(productTotals(db).as('c'))
+    .select((eb) => ['status', eb.fn.sum<number>('count').as('count')])
+    .groupBy('status')
+    .orderBy('status')
+    .execute();
+  return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
+}
 
 /**
- * Called first in a transaction that changes products (before it reads what it decides on):
- * locks every product_counts row, in status order, to the end of the transaction. Every
- * product change adjusts these counters (and the category_counts rows of its status, by
- * trigger), so catalogue writes take turns on them anyway; taking them all first, in one
- * order, makes a product's existence and state stable for the rest of the transaction and
- * rules out deadlocks between counters taken in different orders. Other writes (deliveries,
- * feeds, analytics, keys, syncs' staging) do not wait for it. Once per transaction; SQLite's
- * write transaction already excludes every other.
+ * Moves the writers' deltas into the base counters (serve runs it now and then; the counts
+ * read the same before and after). PostgreSQL: one statement per table, taking only delta
+ * rows no writer holds (SKIP LOCKED: a fold never waits for a writer, nor a writer long for
+ * a fold), so it runs beside the writes. SQLite writes no deltas (one writer adds to the base
+ * rows); a store copied from PostgreSQL may bring some, folded the same way.
+ */
+export async function foldCounterDeltas(db: Executor): Promise<void> {
+  if (dialectOf(db).name === 'postgres') {
+    await sql`with d as (
+        delete from product_count_deltas where ctid in
+          (select ctid from product_count_deltas for update skip locked)
+        returning status, count)
+      update product_counts p set count = p.count + s.n
+      from (select status, sum(count) as n from d group by status) s
+      where p.status = s.status`.execute(db);
+    await sql`with d as (
+        delete from category_count_deltas where ctid in
+          (select ctid from category_count_deltas for update skip locked)
+        returning category, status, count)
+      insert into category_counts (category, status, count)
+      select category, status, sum(count) from d group by category, status
+      on conflict (category, status) do update set count = category_counts.count + excluded.count`.execute(
+      db,
+    );
+    return;
+  }
+  await sql`update product_counts set count = count +
+      (select coalesce(sum(d.count), 0) from product_count_deltas d
+       where d.status = product_counts.status)`.execute(db);
+  await sql`insert into category_counts (category, status, count)
+      select category, status, sum(count) from category_count_deltas where true
+      group by category, status
+      on conflict (category, status) do update set count = category_counts.count + excluded.count`.execute(
+    db,
+  );
+  await sql`delete from product_count_deltas`.execute(db);
+  await sql`delete from category_count_deltas`.execute(db);
+}
+
+/** Transactions that hold the catalogue's write lock already (see lockCatalogueWrites). */
+const catalogueLocked = new WeakSet<object>();
+/** Transactions that joined the catalogue's writers (see joinProductWrites). */
+const productWriters = new WeakSet<object>();
+
+/**
+ * Called first in a transaction whose decision spans many products (a sync's apply, an
+ * integration's delete, a bulk create): waits for every transaction writing products to end
+ * and keeps new ones out until this one ends (PostgreSQL `LOCK TABLE products IN SHARE ROW
+ * EXCLUSIVE MODE`; two such transactions take turns), so every product it reads stays as read.
+ * Once per transaction; SQLite's write transaction already excludes every other.
  */
 export async function lockCatalogueWrites(trx: Executor): Promise<void> {
   if (!trx.isTransaction || catalogueLocked.has(trx)) return;
-  const dialect = dialectOf(trx);
-  if (dialect.name === 'sqlite') return;
-  await dialect
-    .lockForUpdate(trx.selectFrom('product_counts').select('status').orderBy('status'))
-    .execute();
+  await dialectOf(trx).lockTableWrites(trx, 'products');
   catalogueLocked.add(trx);
 }
 
-export async function insertProduct(trx: Executor, row: NewProductRow): Promise<void> {
-  await trx.insertInto('products').values(row).execute();
+/**
+ * Called first in a transaction that writes one product (the API's create, update, delete):
+ * takes the products table's ROW EXCLUSIVE lock, which every writer of the table takes anyway
+ * and which never waits for another writer, only for a transaction under lockCatalogueWrites
+ * (and keeps one from starting meanwhile). Taking it before reading the product (rather than
+ * at the first write) orders it before the product's row lock, so the two kinds of writer never
+ * deadlock. Writers of different products then run side by side: the product's own row (FOR
+ * UPDATE, findProductForUpdate) or its id's unique index decides, and the counters are the
+ * writer's own delta rows (adjustProductCount).
+ */
+export async function joinProductWrites(trx: Executor): Promise<void> {
+  if (!trx.isTransaction || catalogueLocked.has(trx) || productWriters.has(trx)) return;
+  const dialect = dialectOf(trx);
+  if (dialect.name === 'sqlite') return;
+  await sql`lock table products in row exclusive mode`.execute(trx);
+  productWriters.add(trx);
+}
+
+const selectProductForUpdate = preparedQuery((db: Kysely<Database>, id: string) =>
+  dialectOf(db).lockForUpdate(db.selectFrom('products').selectAll().where('id', '=', id)),
+);
+
+/** A product, locked to the end of the transaction (PostgreSQL FOR UPDATE). */
+export async function findProductForUpdate(
+  trx: Executor,
+  id: string,
+): Promise<ProductRow | undefined> {
+  return (await selectProductForUpdate(trx, id))[0];
+}
+
+/** Inserts a product unless its id is taken (then false, and nothing is written). */
+export async function insertProduct(trx: Executor, row: NewProductRow): Promise<boolean> {
+  const result = await trx
+    .insertInto('products')
+    .values(row)
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return false;
   await adjustProductCount(trx, row.status, 1);
+  return true;
 }
 
 /** Inserts many products with multi-row statements, and adjusts the counts once a status. */
@@ -252,11 +353,25 @@ export async function deleteProductRow(
   await adjustProductCount(trx, status, -1);
 }
 
+/**
+ * Adds to a status's product count. PostgreSQL: to this writer's own delta row (keyed by the
+ * backend's pid, which runs one transaction at a time), so concurrent writers never wait for
+ * each other on a counter; foldCounterDeltas moves the deltas into the base now and then.
+ * SQLite: to the base row (one writer at a time in any case).
+ */
 export async function adjustProductCount(
   trx: Executor,
   status: ProductStatus,
   delta: number,
 ): Promise<void> {
+  if (dialectOf(trx).name === 'postgres') {
+    await sql`insert into product_count_deltas (status, writer, count)
+      values (${status}, pg_backend_pid(), ${delta})
+      on conflict (status, writer) do update set count = product_count_deltas.count + excluded.count`.execute(
+      trx,
+    );
+    return;
+  }
   await trx
     .updateTable('product_counts')
     .set({ count: sql`count + ${delta}` })

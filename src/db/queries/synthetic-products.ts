@@ -1,7 +1,8 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
 import type { Database, NewProductRow, ProductStatus } from '../schema.js';
 import type { Db } from '../store.js';
+import { adjustProductCount } from './products.js';
 
 /** How many synthetic (`syn_`) products the store holds. */
 export async function countSyntheticProducts(db: Db): Promise<number> {
@@ -25,11 +26,5 @@ export async function insertSyntheticProducts(
   await insertInChunks(trx, 'products', rows, { maxRows: 500 });
   const counts = new Map<ProductStatus, number>();
   for (const row of rows) counts.set(row.status, (counts.get(row.status) ?? 0) + 1);
-  for (const [status, n] of counts) {
-    await trx
-      .updateTable('product_counts')
-      .set({ count: sql`count + ${n}` })
-      .where('status', '=', status)
-      .execute();
-  }
+  for (const [status, n] of counts) await adjustProductCount(trx, status, n);
 }

@@ -5,7 +5,7 @@ import {
   countProducts,
   deleteProductRow,
   findExistingProductIds,
-  findProductById,
+  findProductForUpdate,
   findProductJsonById,
   insertProduct,
   insertProducts,
@@ -13,6 +13,7 @@ import {
   pageInCreationOrder,
   updateProductRow,
   type ProductFilter,
+  joinProductWrites,
   lockCatalogueWrites,
 } from '../../db/queries/products.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
@@ -126,14 +127,14 @@ export async function createProduct(
 ): Promise<Product> {
   const row = newProductRow(input, defaults, now);
   return withTransaction(db, async (trx) => {
-    await lockCatalogueWrites(trx);
-    if (await findProductById(trx, row.id)) {
+    await joinProductWrites(trx);
+    // The id's unique index decides: a racing create of the same id waits for this one.
+    if (!(await insertProduct(trx, row))) {
       throw new AppError('already_exists', `A product with id '${row.id}' already exists.`, {
         field: 'id',
         reason: 'is already taken',
       });
     }
-    await insertProduct(trx, row);
     const product = presentProduct(row);
     await recordEvent(trx, 'product.created', product, now);
     announceChange(trx, 'catalogueChanged');
@@ -185,8 +186,8 @@ export async function updateProduct(
   now: Date = new Date(),
 ): Promise<Product> {
   return withTransaction(db, async (trx) => {
-    await lockCatalogueWrites(trx);
-    const before = await findProductById(trx, id);
+    await joinProductWrites(trx);
+    const before = await findProductForUpdate(trx, id);
     if (!before) throw notFound('product', id);
     const patch: ProductRowUpdate = {};
     if (input.name !== undefined) patch.name = input.name;
@@ -235,8 +236,8 @@ export async function deleteProduct(
   now: Date = new Date(),
 ): Promise<Product> {
   return withTransaction(db, async (trx) => {
-    await lockCatalogueWrites(trx);
-    const before = await findProductById(trx, id);
+    await joinProductWrites(trx);
+    const before = await findProductForUpdate(trx, id);
     if (!before) throw notFound('product', id);
     await deleteProductRow(trx, id, before.status);
     const product = presentProduct(before);
