@@ -72,6 +72,7 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
     '/dashboard/discovery',
     '/dashboard/settings/api-keys',
   ];
+  let charts = 0;
   const check = async (where: string, width: number) => {
     await page.addScriptTag({ path: AXE });
     const violations = await page.evaluate<AxeViolation[]>(
@@ -89,6 +90,13 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
       '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
     );
     t.ok(scroll <= client, `${where} at 360 px: no horizontal scroll (${scroll} <= ${client})`);
+    // Charts stay readable: each drawn at least at its own size (its 11-unit text at least 11
+    // px), scrolling inside its figure rather than shrinking to the screen.
+    const scales = await page.evaluate<number[]>(
+      `[...document.querySelectorAll('figure.chart svg')].map((e) => e.getBoundingClientRect().width / e.viewBox.baseVal.width)`,
+    );
+    charts += scales.length;
+    for (const scale of scales) t.ok(scale >= 1, `${where} at 360 px: a chart drawn at ${scale}x`);
   };
 
   for (const width of [360, 1280]) {
@@ -105,5 +113,6 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
       await check(p, width);
     }
   }
+  t.equal(charts, 3, 'the three charts of the analytics page measured at 360 px');
   t.same(problems, [], 'no console error, no script error');
 });
