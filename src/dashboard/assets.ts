@@ -10,6 +10,7 @@ a{color:#0b57d0}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 header.top{background:#14213d;color:#fff;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center}
 header.top a{color:#fff;text-decoration:none}
+header.top .muted{color:#d0d7e2}
 header.top .brand{font-weight:700;margin-right:auto}
 nav.main{display:flex;flex-wrap:wrap;gap:.25rem .75rem}
 nav.main a[aria-current]{text-decoration:underline}
@@ -41,7 +42,8 @@ input[aria-invalid=true],select[aria-invalid=true],textarea[aria-invalid=true]{b
 .metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.75rem}
 .metric{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:.75rem}
 .metric .value{font-size:1.4rem;font-weight:700}
-.chart svg{max-width:100%;height:auto}
+figure.chart{margin:0 0 1rem;overflow-x:auto;max-width:100%}
+.chart svg{display:block;width:100%;min-width:720px;max-width:960px;height:auto}
 .pager{display:flex;gap:1rem;flex-wrap:wrap;margin:.5rem 0}
 code{overflow-wrap:anywhere}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;color:#000;padding:.5rem}

@@ -125,7 +125,7 @@ ${options.value ?? ''}</textarea>`;
 }
 
 export function table(headers: string[], rows: Interpolation[][]): Html {
-  return markup`<div class="scroll">
+  return markup`<div class="scroll" tabindex="0">
     <table>
       <thead>
         <tr>

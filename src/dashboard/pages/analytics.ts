@@ -58,6 +58,12 @@ function cachedSection(
   return value;
 }
 
+/**
+ * The charts' drawing size: 720 units wide, shown at least 720 px wide (scrolling inside their
+ * own figure on a narrow screen), so their 11-unit text is never smaller than 11 px.
+ */
+const CHART_SIZE = { width: 720, height: 300 };
+
 type Extra = { notice?: string; error?: AppError; values?: Record<string, string> };
 
 /** The analytics of a period: the counts, three charts, the top products and agents. */
@@ -124,17 +130,17 @@ async function analyticsSection(
       : ''
   }
   <h2>Daily</h2>
-  <figure class="chart" id="chart-interactions">
+  <figure class="chart" id="chart-interactions" tabindex="0">
     <figcaption>AI interactions by agent kind</figcaption>
-    ${renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true })}
+    ${renderLineChart({ title: 'AI interactions per day by agent kind', labels, series: KINDS.map((k) => ({ name: k, values: daily.map((d) => d.interactions[k]) })), yLabel: 'Interactions', xLabel: 'Day (UTC)', integer: true, ...CHART_SIZE })}
   </figure>
-  <figure class="chart" id="chart-conversions">
+  <figure class="chart" id="chart-conversions" tabindex="0">
     <figcaption>Conversions</figcaption>
-    ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true })}
+    ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true, ...CHART_SIZE })}
   </figure>
-  <figure class="chart" id="chart-revenue">
+  <figure class="chart" id="chart-revenue" tabindex="0">
     <figcaption>Revenue (${currency})</figcaption>
-    ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)' })}
+    ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)', ...CHART_SIZE })}
   </figure>
   <h2>Top products</h2>
   ${
