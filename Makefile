@@ -62,9 +62,10 @@ test:
 	$(NODE) npm ci --ignore-scripts
 	$(NODE) npx tap build
 	rm -rf build
-	$(NODE) npx tsc -p tsconfig.json
-	$(NODE) npx eslint .
-	$(NODE) npx prettier --check .
+	@# The type check and the two linters at once (they read the sources, not build/).
+	$(NODE) npx eslint . & eslint=$$!; $(NODE) npx prettier --check . & prettier=$$!; \
+	  $(NODE) npx tsc -p tsconfig.json; tsc=$$?; wait $$eslint; e=$$?; wait $$prettier; p=$$?; \
+	  test $$tsc -eq 0 -a $$e -eq 0 -a $$p -eq 0
 	$(NODE) node build/test/support/run-tests.js --together --node=26+TAP_JOBS=2 \
 	  --node=24:$(subst $(space),$(comma),$(strip $(TESTS_NODE24_SQLITE))) \
 	  --node=24+AGENTSHELF_TEST_STORE=postgres+TAP_JOBS=2:@store-bound

@@ -124,7 +124,7 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   await page.getByRole('button', { name: 'Publish now' }).click();
   t.match(await page.getByRole('status').textContent(), /Publication requested/);
   let ready = false;
-  for (let i = 0; i < 60 && !ready; i++) {
+  for (const deadline = Date.now() + 60_000; !ready && Date.now() < deadline;) {
     await page.goto(feedUrl);
     ready = await page.getByRole('link', { name: 'Download the export' }).isVisible();
     if (!ready) await page.waitForTimeout(250);
@@ -151,8 +151,14 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   await page.getByRole('button', { name: 'Activate' }).waitFor();
   const feedId = feedUrl.split('/').pop()!;
   t.equal((await s.request('GET', `/v1/feeds/${feedId}`)).body.status, 'inactive', 'deactivated');
-  await go('/dashboard/discovery');
-  t.ok((await page.locator('table').count()) > 0, 'brands published');
+  // The feed is ready once the run's feeds stage is done; its discovery stage comes after.
+  let published = false;
+  for (const deadline = Date.now() + 60_000; !published && Date.now() < deadline;) {
+    await go('/dashboard/discovery');
+    published = (await page.locator('table').count()) > 0;
+    if (!published) await page.waitForTimeout(250);
+  }
+  t.ok(published, 'brands published');
   t.notMatch(await page.content(), /Last published: <strong>never/);
 
   // Integrations: connect a feed URL, sync, read the history.
