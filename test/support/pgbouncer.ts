@@ -7,12 +7,12 @@
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Test } from 'tap';
 import type { PgCluster } from './postgres.js';
+import { freePort } from './nginx.js';
 
 export const PGBOUNCER = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
 
@@ -30,14 +30,6 @@ export interface PgBouncer {
   show(command: string): Promise<Record<string, unknown>[]>;
   /** What PgBouncer logged so far. */
   log(): string;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts PgBouncer in front of `cluster`; resolves once it listens. */

@@ -11,10 +11,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
+import { freePort } from './nginx.js';
 
 export const SSHD = process.env.SSHD_BIN ?? '/usr/sbin/sshd';
 
@@ -98,15 +98,6 @@ function fingerprint(publicKeyFile: string): string {
   const match = /SHA256:[A-Za-z0-9+/]{43}/.exec(res.stdout);
   if (!match) throw new Error(`ssh-keygen -l: ${res.stdout}${res.stderr}`);
   return match[0];
-}
-
-/** A port free on the loopback interface a moment ago. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts sshd -D; resolves once it says it listens. */
