@@ -35,15 +35,17 @@ run: build
 # runtimes and both stores. A file opts out of PostgreSQL with a reason on its first lines
 # (`// stores: sqlite-only — a browser test: ...`); test/lint/stores.test.ts fails on a file
 # that opens a store some other way without one. Each PostgreSQL test runs on a fresh database
-# of a cluster its process starts (test/support/postgres.ts) by copying one seed cluster, with
-# the migrated template, that run-tests.ts makes before the pass (no initdb, no migrations).
+# of one cluster, with the migrated template, that run-tests.ts starts before the pass and
+# every test process shares (no initdb, no migrations, no cluster start per file).
 # Both big passes run two files at a time (TAP_JOBS=2: tap's default on 2 cores is one, all
 # cores but one), and the three passes run at once (--together): each file has its own
-# directory, store, ports and, on PostgreSQL, cluster, and a file waits on its server, its
+# directory, store, ports and, on PostgreSQL, databases, and a file waits on its server, its
 # children and the store much of the time, so one pass alone left the cores idle a fifth of
 # the run. Waits in tests are on events, with deadlines of a minute where a busy machine
-# needs it. No pass collects coverage (a quarter of the CPU time); `make coverage` gives the
-# report.
+# needs it. No pass collects coverage (a quarter of the CPU time) or lets tap's process
+# recorder read every module each process loads (run-tests.ts); nor loads tap's plugins that
+# no test uses (@tapjs/mock hooked every import): together a sixth of the CPU time. `make
+# coverage` gives the report.
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own

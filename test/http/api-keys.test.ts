@@ -84,12 +84,19 @@ t.test(
     const loops: Outcome[][] = [];
     let revokedAt = Infinity;
     let revokeStarted = Infinity;
-    let stopAt = Infinity;
+    // Each client runs until it has been served at least once before the DELETE was sent and
+    // has started three requests after its answer: counted, not timed, so a slow machine
+    // (the first requests of a fresh store on a loaded one) cannot leave either side empty.
+    let servedBefore!: () => void;
+    const everyServed = new Promise<void>((resolve) => (servedBefore = resolve));
+    let served = 0;
     const runLoop = async (outcomes: Outcome[]) => {
-      while (performance.now() < stopAt) {
+      for (;;) {
         const started = performance.now();
         const res = await s.request('GET', '/v1/products?limit=1', { key: key.secret });
         outcomes.push({ started, ended: performance.now(), status: res.status });
+        if (outcomes.length === 1 && ++served === 6) servedBefore();
+        if (outcomes.filter((o) => o.started >= revokedAt).length >= 3) return;
       }
     };
     const running = Array.from({ length: 6 }, () => {
@@ -97,12 +104,11 @@ t.test(
       loops.push(outcomes);
       return runLoop(outcomes);
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await everyServed;
     revokeStarted = performance.now();
     const revoked = await s.request('DELETE', `/v1/api-keys/${key.id}`);
     revokedAt = performance.now();
     t.equal(revoked.status, 200);
-    stopAt = revokedAt + 150;
     await Promise.all(running);
 
     const all = loops.flat();

@@ -80,12 +80,59 @@ function run(command: string, args: string[]): void {
 }
 
 /**
- * A stopped cluster's data directory and its password: a cluster started from it copies the
- * directory instead of running initdb (and finds the databases the seed's cluster made).
+ * A running cluster that several processes share (the PostgreSQL pass of run-tests.ts starts
+ * one for all its test processes): where it listens and who to log in as.
  */
-export interface PgSeed {
-  data: string;
+export interface PgShared {
+  host: string;
+  port: number;
+  user: string;
   password: string;
+  dir: string;
+}
+
+/**
+ * A cluster another process started and owns (`PgShared`): connect to it, create databases on
+ * it; stopping, starting or removing it is refused, as other processes are using it.
+ */
+export function attachPgCluster(shared: PgShared): PgCluster {
+  const { host, port, user, password, dir } = shared;
+  const owned = (what: string) => () => {
+    throw new Error(
+      `${what}: this cluster is shared by the whole test pass; start one of your own (startPgCluster) to ${what} it`,
+    );
+  };
+  return {
+    host,
+    port,
+    user,
+    password,
+    dir,
+    url: clusterUrl(shared),
+    admin: clusterAdmin(shared),
+    stop: owned('stop'),
+    start: owned('start'),
+    destroy: owned('destroy'),
+  };
+}
+
+function clusterUrl({ host, port, user, password }: Omit<PgShared, 'dir'>): PgCluster['url'] {
+  return (database, options = {}) => {
+    const query = new URLSearchParams(options).toString();
+    return `postgres://${user}:${encodeURIComponent(password)}@${host}:${port}/${database}${query ? `?${query}` : ''}`;
+  };
+}
+
+function clusterAdmin({ host, port, user, password }: Omit<PgShared, 'dir'>): PgCluster['admin'] {
+  return async (sqlText) => {
+    const client = new pg.Client({ host, port, user, password, database: 'postgres' });
+    await client.connect();
+    try {
+      await client.query(sqlText);
+    } finally {
+      await client.end();
+    }
+  };
 }
 
 /** A server certificate and its key (PEM), for a cluster started with `ssl=on`. */
@@ -95,11 +142,11 @@ export interface PgTls {
 }
 
 /**
- * Starts a fresh cluster: initdb, or a copy of `seed`'s data directory; with `tls`, `ssl=on`
- * with that certificate (clients may still connect without TLS).
+ * Starts a fresh cluster (initdb); with `tls`, `ssl=on` with that certificate (clients may
+ * still connect without TLS); `maxConnections` 200 unless given.
  */
 export async function startPgCluster(
-  options: { seed?: PgSeed; tls?: PgTls } = {},
+  options: { tls?: PgTls; maxConnections?: number } = {},
 ): Promise<PgCluster> {
   const bin = postgresBin();
   if (!bin) {
@@ -110,41 +157,29 @@ export async function startPgCluster(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentshelf-pg-'));
   const data = path.join(dir, 'data');
   const user = 'agentshelf';
-  const password = options.seed?.password ?? randomBytes(12).toString('base64url');
-  if (options.seed) {
-    // cp -a keeps the owner (nobody when we are root) and the 0700 mode postgres wants.
-    try {
-      execFileSync('cp', ['-a', options.seed.data, data]);
-    } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true });
-      throw err;
-    }
-    if (asRoot) execFileSync('chown', ['nobody:nogroup', dir]);
-    fs.chmodSync(dir, 0o700);
-  } else {
-    fs.writeFileSync(path.join(dir, 'pwfile'), `${password}\n`);
-    if (asRoot) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
-    fs.chmodSync(dir, 0o700);
-    try {
-      run(path.join(bin, 'initdb'), [
-        '-D',
-        data,
-        '-U',
-        user,
-        `--pwfile=${path.join(dir, 'pwfile')}`,
-        '--auth-host=scram-sha-256',
-        '--auth-local=trust',
-        '-E',
-        'UTF8',
-        '--locale=C',
-        '--no-sync',
-      ]);
-    } catch (err) {
-      fs.rmSync(dir, { recursive: true, force: true });
-      throw err;
-    } finally {
-      fs.rmSync(path.join(dir, 'pwfile'), { force: true });
-    }
+  const password = randomBytes(12).toString('base64url');
+  fs.writeFileSync(path.join(dir, 'pwfile'), `${password}\n`);
+  if (asRoot) execFileSync('chown', ['-R', 'nobody:nogroup', dir]);
+  fs.chmodSync(dir, 0o700);
+  try {
+    run(path.join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      user,
+      `--pwfile=${path.join(dir, 'pwfile')}`,
+      '--auth-host=scram-sha-256',
+      '--auth-local=trust',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  } finally {
+    fs.rmSync(path.join(dir, 'pwfile'), { force: true });
   }
   const port = await freePort();
   const host = '127.0.0.1';
@@ -168,7 +203,7 @@ export async function startPgCluster(
       '-t',
       '60',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200${tlsFlags}`,
+      `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${options.maxConnections ?? 200}${tlsFlags}`,
       'start',
     ]);
   start();
@@ -201,26 +236,14 @@ export async function startPgCluster(
   };
   process.once('exit', destroy);
 
-  const url = (database: string, options: Record<string, string> = {}) => {
-    const query = new URLSearchParams(options).toString();
-    return `postgres://${user}:${encodeURIComponent(password)}@${host}:${port}/${database}${query ? `?${query}` : ''}`;
-  };
   return {
     host,
     port,
     user,
     password,
     dir,
-    url,
-    admin: async (sqlText) => {
-      const client = new pg.Client({ host, port, user, password, database: 'postgres' });
-      await client.connect();
-      try {
-        await client.query(sqlText);
-      } finally {
-        await client.end();
-      }
-    },
+    url: clusterUrl({ host, port, user, password }),
+    admin: clusterAdmin({ host, port, user, password }),
     stop: () => stop('fast'),
     start,
     destroy,

@@ -145,7 +145,7 @@ async function runRuntime(
   coverage: boolean,
   print: Print,
 ): Promise<Tally> {
-  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs], print);
+  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs], print, false);
   if (nodeMajor(run.runtime) !== 26) return runTap(run, tapArgs, print);
   const files = run.files.length ? run.files : allTestFiles();
   const apart = files.filter(COVERAGE_CRASHES_ON_26);
@@ -154,7 +154,12 @@ async function runRuntime(
   const tally = covered.length
     ? await runTap({ ...run, files: covered }, tapArgs, print)
     : { passed: 0, failed: 0, failures: [] };
-  const rest = await runTap({ ...run, files: apart }, ['--disable-coverage', ...tapArgs], print);
+  const rest = await runTap(
+    { ...run, files: apart },
+    ['--disable-coverage', ...tapArgs],
+    print,
+    false,
+  );
   return {
     passed: tally.passed + rest.passed,
     failed: tally.failed + rest.failed,
@@ -162,14 +167,25 @@ async function runRuntime(
   };
 }
 
-/** Runs tap once and counts its results from the TAP stream it prints. */
-function runTap(run: Run, tapArgs: string[], print: Print): Promise<Tally> {
+/**
+ * Runs tap once and counts its results from the TAP stream it prints. Without coverage
+ * (`covered` false) tap's process recorder still loads into every test process and, through
+ * NODE_OPTIONS, every process a test starts, and there reads and measures each module it loads
+ * for a coverage report nobody asked for: 1.2 s of CPU in a test of 1.9 s.
+ * Its exclusion pattern set to every file (`_TAPJS_PROCESSINFO_EXCLUDE_`) skips that work.
+ */
+function runTap(run: Run, tapArgs: string[], print: Print, covered = true): Promise<Tally> {
   const tap = ['npx', 'tap', '--reporter=tap', ...(run.tapArgs ?? []), ...tapArgs, ...run.files];
   const [command, ...args] = run.runtime ? [NODE_SH, run.runtime, ...tap] : tap;
   const child = spawn(command!, args, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, ...run.env },
+    env: {
+      NODE_COMPILE_CACHE: COMPILE_CACHE,
+      ...(covered ? {} : { _TAPJS_PROCESSINFO_EXCLUDE_: '/./' }),
+      ...process.env,
+      ...run.env,
+    },
   });
   const tally: Tally = { passed: 0, failed: 0, failures: [] };
   let file = '';
@@ -231,18 +247,19 @@ function runTap(run: Run, tapArgs: string[], print: Print): Promise<Tally> {
 }
 
 /**
- * A PostgreSQL pass's seed: one cluster with the migrated template, made before the pass, that
- * every test process copies instead of running initdb and the migrations (test/support/store.ts).
+ * A PostgreSQL pass's cluster: started with the migrated template before the pass and shared by
+ * its test processes (test/support/store.ts), each test with databases of its own; a process
+ * of its own per file cost a cluster's copy, start and stop, 2 s of CPU a file.
  */
-async function withPgSeed(run: Run, print: Print): Promise<{ run: Run; done: () => void }> {
-  if (run.env.AGENTSHELF_TEST_STORE !== 'postgres' || run.env.AGENTSHELF_TEST_PG_SEED)
+async function withPgCluster(run: Run, print: Print): Promise<{ run: Run; done: () => void }> {
+  if (run.env.AGENTSHELF_TEST_STORE !== 'postgres' || run.env.AGENTSHELF_TEST_PG_CLUSTER)
     return { run, done: () => {} };
   const started = Date.now();
-  const { makePgSeed } = await import('./store.js');
-  const { seed, destroy } = await makePgSeed();
-  print(`# PostgreSQL seed (initdb, migrated template) in ${Date.now() - started} ms`);
+  const { startSharedPgCluster } = await import('./store.js');
+  const { shared, destroy } = await startSharedPgCluster();
+  print(`# PostgreSQL cluster (initdb, migrated template) in ${Date.now() - started} ms`);
   return {
-    run: { ...run, env: { ...run.env, AGENTSHELF_TEST_PG_SEED: JSON.stringify(seed) } },
+    run: { ...run, env: { ...run.env, AGENTSHELF_TEST_PG_CLUSTER: JSON.stringify(shared) } },
     done: destroy,
   };
 }
@@ -254,7 +271,7 @@ async function runPass(
   print: Print,
 ): Promise<{ tally: Tally; summary: string | undefined }> {
   const started = Date.now();
-  const { run, done } = await withPgSeed(given, print);
+  const { run, done } = await withPgCluster(given, print);
   // The coverage report (--coverage) is the first run's (the whole suite); the later runs
   // (other runtimes, other stores) repeat files it already covered.
   const tally = await runRuntime(run, tapArgs, coverage && first, print);

@@ -4,20 +4,19 @@
  * PostgreSQL database instead of the SQLite file in the test's directory. Unset (or
  * `sqlite`), nothing changes.
  *
- * On PostgreSQL, the first test of a process starts a cluster (test/support/postgres.ts) and
- * migrates a template database once; each test directory then gets its own
- * `CREATE DATABASE ... TEMPLATE` copy (a file copy: milliseconds), kept for that directory so
- * a restart over the same directory finds the same store.
- *
- * The PostgreSQL pass of run-tests.ts prepares that once for all its test processes
- * (makePgSeed): a stopped cluster with the migrated template, named in AGENTSHELF_TEST_PG_SEED;
- * each process then copies its data directory instead of running initdb and migrating.
+ * On PostgreSQL, each test directory gets its own database, a `CREATE DATABASE ... TEMPLATE`
+ * copy of a migrated template (tens of milliseconds), kept for that directory so a restart over
+ * the same directory finds the same store. The PostgreSQL pass of run-tests.ts starts one
+ * cluster with that template for all its test processes (startSharedPgCluster), named in
+ * AGENTSHELF_TEST_PG_CLUSTER; each process drops the databases it made when its tests end. A
+ * test file run on its own starts a cluster of its own (test/support/postgres.ts) and migrates
+ * the template once. A test that stops or restarts PostgreSQL starts its own cluster.
  */
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openStoreAt } from '../../src/db/store.js';
-import { startPgCluster, type PgCluster, type PgSeed } from './postgres.js';
+import { attachPgCluster, startPgCluster, type PgCluster, type PgShared } from './postgres.js';
 
 export type TestStoreKind = 'sqlite' | 'postgres';
 
@@ -32,16 +31,21 @@ let cluster: Promise<PgCluster> | undefined;
 let template: Promise<void> | undefined;
 const TEMPLATE = 'agentshelf_template';
 const databases = new Map<string, Promise<string>>();
+/** The databases this process made on the shared cluster, dropped when its tests end. */
+const made: string[] = [];
+let dropping = false;
 let created = 0;
+/** Apart from the names of earlier processes with the same pid on the shared cluster. */
+const PROCESS_TAG = `${process.pid}_${randomBytes(3).toString('hex')}`;
 
-/** The seed run-tests.ts prepared (a cluster whose template is migrated), if any. */
-const SEED = process.env.AGENTSHELF_TEST_PG_SEED
-  ? (JSON.parse(process.env.AGENTSHELF_TEST_PG_SEED) as PgSeed)
+/** The cluster run-tests.ts started for the whole pass, if any. */
+const SHARED = process.env.AGENTSHELF_TEST_PG_CLUSTER
+  ? (JSON.parse(process.env.AGENTSHELF_TEST_PG_CLUSTER) as PgShared)
   : undefined;
 
-/** This process's cluster, started on first use. */
+/** This process's cluster: the pass's shared one, or one of its own started on first use. */
 export function testCluster(): Promise<PgCluster> {
-  cluster ??= startPgCluster({ seed: SEED });
+  cluster ??= SHARED ? Promise.resolve(attachPgCluster(SHARED)) : startPgCluster();
   return cluster;
 }
 
@@ -56,32 +60,55 @@ async function createTemplate(c: PgCluster): Promise<void> {
 }
 
 async function migratedTemplate(c: PgCluster): Promise<void> {
-  template ??= SEED ? Promise.resolve() : createTemplate(c);
+  template ??= SHARED ? Promise.resolve() : createTemplate(c);
   return template;
 }
 
 /**
- * A cluster with the migrated template, stopped, for the test processes of a PostgreSQL pass
- * to copy (AGENTSHELF_TEST_PG_SEED): each then skips initdb and the migrations. `destroy`
- * removes it (and it goes with this process in any case).
+ * The cluster of a PostgreSQL pass: started with the migrated template, shared by every test
+ * process of the pass (AGENTSHELF_TEST_PG_CLUSTER) instead of each starting its own. Two files
+ * at a time, each with servers, children and pools of their own: 500 connections.
  */
-export async function makePgSeed(): Promise<{ seed: PgSeed; destroy: () => void }> {
-  const c = await startPgCluster();
+export async function startSharedPgCluster(): Promise<{ shared: PgShared; destroy: () => void }> {
+  const c = await startPgCluster({ maxConnections: 500 });
   try {
     await createTemplate(c);
   } catch (err) {
     c.destroy();
     throw err;
   }
-  c.stop();
-  return { seed: { data: path.join(c.dir, 'data'), password: c.password }, destroy: c.destroy };
+  const { host, port, user, password, dir } = c;
+  return { shared: { host, port, user, password, dir }, destroy: c.destroy };
+}
+
+/**
+ * A new database's name; on the shared cluster, to be dropped when this process's tests end
+ * (tap's root teardown, after every test's own: their servers have stopped). tap is imported
+ * here, not above: run-tests.ts imports this module too and is no test.
+ */
+async function databaseName(): Promise<string> {
+  const name = `test_${PROCESS_TAG}_${++created}`;
+  if (SHARED) {
+    if (!dropping) {
+      dropping = true;
+      (await import('tap')).default.teardown(dropMadeDatabases);
+    }
+    made.push(name);
+  }
+  return name;
+}
+
+/** Drops this process's databases on the shared cluster (its own cluster goes whole). */
+async function dropMadeDatabases(): Promise<void> {
+  const c = await testCluster();
+  for (const name of made.splice(0)) await c.admin(`drop database if exists ${name} with (force)`);
 }
 
 /** A fresh, migrated, empty database; its DATABASE_URL. */
 export async function freshDatabaseUrl(options: Record<string, string> = {}): Promise<string> {
   const c = await testCluster();
   await migratedTemplate(c);
-  const name = `test_${process.pid}_${++created}`;
+  const name = await databaseName();
   await c.admin(`create database ${name} template ${TEMPLATE}`);
   return c.url(name, options);
 }
@@ -89,7 +116,7 @@ export async function freshDatabaseUrl(options: Record<string, string> = {}): Pr
 /** A fresh, empty (not migrated) database; its DATABASE_URL. For tests of `migrate` itself. */
 export async function emptyDatabaseUrl(): Promise<string> {
   const c = await testCluster();
-  const name = `test_${process.pid}_${++created}`;
+  const name = await databaseName();
   await c.admin(`create database ${name}`);
   return c.url(name);
 }

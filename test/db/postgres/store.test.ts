@@ -19,7 +19,12 @@ import { createApiKey } from '../../../src/domain/access/api-keys.js';
 import { startServe } from '../../support/cli.js';
 import { startPgCluster } from '../../support/postgres.js';
 import { startTestServer } from '../../support/server.js';
-import { freshDatabaseUrl, onPostgres, testCluster } from '../../support/store.js';
+import {
+  emptyDatabaseUrl,
+  freshDatabaseUrl,
+  onPostgres,
+  testCluster,
+} from '../../support/store.js';
 
 const MAIN = path.resolve(import.meta.dirname, '../../../src/main.js');
 
@@ -197,10 +202,7 @@ async function tests(): Promise<void> {
   });
 
   t.test('a migration that fails half-way leaves the schema as it was', async (t) => {
-    const c = await testCluster();
-    const name = `empty_${process.pid}`;
-    await c.admin(`create database ${name}`);
-    const store = openStoreAt({ dialect: 'postgres', url: c.url(name) });
+    const store = openStoreAt({ dialect: 'postgres', url: await emptyDatabaseUrl() });
     t.teardown(() => store.close());
     const broken = {
       ...migrations,
