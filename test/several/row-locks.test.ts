@@ -39,7 +39,11 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-/** Reads pg_locks until stopped: every advisory lock seen, and how many reads were made. */
+/**
+ * Reads pg_locks until stopped: every advisory lock seen in this store's database, and how
+ * many reads were made. Only this database's: the cluster is shared with other test files,
+ * whose migrations take Kysely's advisory lock.
+ */
 function watchAdvisoryLocks(db: Db) {
   const seen: unknown[] = [];
   let reads = 0;
@@ -49,7 +53,10 @@ function watchAdvisoryLocks(db: Db) {
       const { rows } = await sql<{
         pid: number;
         objid: number;
-      }>`select pid, objid from pg_locks where locktype = 'advisory'`.execute(db);
+      }>`select pid, objid from pg_locks where locktype = 'advisory'
+        and database = (select oid from pg_database where datname = current_database())`.execute(
+        db,
+      );
       seen.push(...rows);
       reads++;
     }
