@@ -9,8 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
-import ssh2 from 'ssh2';
-import type { SFTPWrapper } from 'ssh2';
+import type { Client, SFTPWrapper } from 'ssh2';
 import type { DeliveryTransport } from '../domain/feeds/deliveries.js';
 import { checkAddress, guardedLookup } from '../net/target-guard.js';
 
@@ -29,10 +28,14 @@ function call<T>(run: (done: (err: Error | null | undefined, value?: T) => void)
 }
 
 /** Connects (guarded), checks the host key, authenticates; resolves with the ready client. */
-async function connect(request: Parameters<DeliveryTransport>[0]): Promise<ssh2.Client> {
+async function connect(request: Parameters<DeliveryTransport>[0]): Promise<Client> {
   const { delivery, credentials, allowPrivate } = request;
   if (delivery.type !== 'sftp') throw new Error('not an sftp delivery');
   checkAddress(delivery.host, { allowPrivate });
+  // Loaded on the first SFTP delivery, before the socket exists (no error event unheard):
+  // ssh2 (21 modules and a native addon) is a tenth of a second of every process's start
+  // otherwise, and most never deliver by SFTP.
+  const { default: ssh2 } = await import('ssh2');
   const sock = net.connect({
     host: delivery.host,
     port: delivery.port,

@@ -10,6 +10,7 @@ import {
   opensslStandardSignature,
   startReceiver,
   waitUntil,
+  type ReceivedRequest,
 } from '../support/receiver.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 
@@ -205,9 +206,13 @@ t.test('an endpoint receives only the kinds it lists in events', async (t) => {
   await deletes.waitFor(1);
   const kinds = (r: { requests: { body: string }[] }) =>
     r.requests.map((q) => JSON.parse(q.body).event);
-  t.same(kinds(all), ['product.created', 'product.updated', 'product.deleted']);
-  t.same(kinds(changes), ['product.created', 'product.updated']);
-  t.same(kinds(deletes), ['product.deleted']);
+  // Each request's delivery id and event id, should one ever come twice: a resend of one
+  // delivery (same webhook-id) or two events (two ids) are different bugs.
+  const sent = (r: ReceivedRequest[]) =>
+    JSON.stringify(r.map((q) => [q.headers['x-webhook-id'], JSON.parse(q.body).id]));
+  t.same(kinds(all), ['product.created', 'product.updated', 'product.deleted'], sent(all.requests));
+  t.same(kinds(changes), ['product.created', 'product.updated'], sent(changes.requests));
+  t.same(kinds(deletes), ['product.deleted'], sent(deletes.requests));
   // Fan-out queues an event for every endpoint at once, so the logs are complete already.
   t.equal((await deliveriesOf(s, d.body.id)).length, 1);
   t.equal((await deliveriesOf(s, c.body.id)).length, 2);
