@@ -96,42 +96,37 @@ export interface PgShared {
  * it; stopping, starting or removing it is refused, as other processes are using it.
  */
 export function attachPgCluster(shared: PgShared): PgCluster {
-  const { host, port, user, password, dir } = shared;
   const owned = (what: string) => () => {
     throw new Error(
       `${what}: this cluster is shared by the whole test pass; start one of your own (startPgCluster) to ${what} it`,
     );
   };
   return {
-    host,
-    port,
-    user,
-    password,
-    dir,
-    url: clusterUrl(shared),
-    admin: clusterAdmin(shared),
+    ...clientOf(shared),
     stop: owned('stop'),
     start: owned('start'),
     destroy: owned('destroy'),
   };
 }
 
-function clusterUrl({ host, port, user, password }: Omit<PgShared, 'dir'>): PgCluster['url'] {
-  return (database, options = {}) => {
-    const query = new URLSearchParams(options).toString();
-    return `postgres://${user}:${encodeURIComponent(password)}@${host}:${port}/${database}${query ? `?${query}` : ''}`;
-  };
-}
-
-function clusterAdmin({ host, port, user, password }: Omit<PgShared, 'dir'>): PgCluster['admin'] {
-  return async (sqlText) => {
-    const client = new pg.Client({ host, port, user, password, database: 'postgres' });
-    await client.connect();
-    try {
-      await client.query(sqlText);
-    } finally {
-      await client.end();
-    }
+/** What a cluster's clients need of it: where it is, its URLs, and SQL as the superuser. */
+function clientOf(shared: PgShared): Omit<PgCluster, 'stop' | 'start' | 'destroy'> {
+  const { host, port, user, password } = shared;
+  return {
+    ...shared,
+    url: (database, options = {}) => {
+      const query = new URLSearchParams(options).toString();
+      return `postgres://${user}:${encodeURIComponent(password)}@${host}:${port}/${database}${query ? `?${query}` : ''}`;
+    },
+    admin: async (sqlText) => {
+      const client = new pg.Client({ host, port, user, password, database: 'postgres' });
+      await client.connect();
+      try {
+        await client.query(sqlText);
+      } finally {
+        await client.end();
+      }
+    },
   };
 }
 
@@ -237,13 +232,7 @@ export async function startPgCluster(
   process.once('exit', destroy);
 
   return {
-    host,
-    port,
-    user,
-    password,
-    dir,
-    url: clusterUrl({ host, port, user, password }),
-    admin: clusterAdmin({ host, port, user, password }),
+    ...clientOf({ host, port, user, password, dir }),
     stop: () => stop('fast'),
     start,
     destroy,
