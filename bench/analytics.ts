@@ -5,12 +5,10 @@
  * BENCH_ANALYTICS_PRODUCTS products (default 1,000,000) and 365 days, written through the
  * analytics store (raw rows and rollups); (b) the discovery server's req/s with request
  * recording on and off, rounds back to back in the same run, and the requests stored against
- * the requests wrk reports served. BENCH_SECONDS shortens each load. BENCH_ANALYTICS_LIVE=1
+ * the requests the load tool reports served. BENCH_SECONDS shortens each load. BENCH_ANALYTICS_LIVE=1
  * measures the endpoints again while the discovery server records about 100 agent requests a
  * second (as on a live server: the traffic rollups change every second).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
@@ -20,7 +18,7 @@ import { storeInteractions } from '../src/domain/analytics/interactions.js';
 import { startDiscoveryServer } from '../src/http/discovery/server.js';
 import { prepareStore } from './api.js';
 import type { Benchmark } from './benchmark.js';
-import { cpuSecondsOf, fmt, median, startAgentshelf, table, verdict } from './support.js';
+import { cpuSecondsOf, fmt, load, median, startAgentshelf, table, verdict } from './support.js';
 
 const PRODUCTS = Number(process.env.BENCH_ANALYTICS_PRODUCTS ?? 1_000_000);
 const INTERACTIONS = Number(process.env.BENCH_ANALYTICS_INTERACTIONS ?? 10_000_000);
@@ -340,14 +338,10 @@ async function endpoints(env: Record<string, string>, key: string): Promise<void
   }
 }
 
-async function wrk(url: string, seconds: number): Promise<{ rps: number; served: number }> {
-  const { stdout } = await promisify(execFile)('wrk', ['-t1', '-c50', `-d${seconds}s`, url], {
-    encoding: 'utf8',
-  });
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? 0),
-    served: Number(/(\d+) requests in/.exec(stdout)?.[1] ?? 0),
-  };
+/** 50 connections for `seconds` (wrk, or autocannon where wrk is not installed). */
+async function drive(url: string, seconds: number): Promise<{ rps: number; served: number }> {
+  const { rps, served } = await load({ url, connections: 50, seconds });
+  return { rps, served };
 }
 
 async function recording(env: Record<string, string>): Promise<void> {
@@ -381,19 +375,19 @@ async function recording(env: Record<string, string>): Promise<void> {
   const rows: (string | number)[][] = [];
   let served = 0;
   try {
-    await wrk(`${on.url}${target}`, 1);
-    await wrk(`${off.url}${target}`, 1);
+    await drive(`${on.url}${target}`, 1);
+    await drive(`${off.url}${target}`, 1);
     await on.flushRequests();
     const before = await count();
     const storedBefore = on.recorded().stored;
     for (let round = 0; round < ROUNDS; round++) {
-      const a = await wrk(`${off.url}${target}`, SECONDS);
-      const b = await wrk(`${on.url}${target}`, SECONDS);
+      const a = await drive(`${off.url}${target}`, SECONDS);
+      const b = await drive(`${on.url}${target}`, SECONDS);
       served += b.served;
       ratios.push(b.rps / a.rps);
       rows.push([round + 1, fmt(a.rps), fmt(b.rps), (b.rps / a.rps).toFixed(3)]);
     }
-    // Requests still open when wrk stops are answered (and recorded) after it counts them.
+    // Requests still open when the load stops are answered (and recorded) after it counts them.
     await new Promise((resolve) => setTimeout(resolve, 200));
     await on.flushRequests();
     const stored = (await count()) - before;
@@ -403,7 +397,7 @@ async function recording(env: Record<string, string>): Promise<void> {
       `recording costs ${(cost * 100).toFixed(1)}% of req/s (median of ${ROUNDS} rounds; target <= 10%): ${verdict(cost <= 0.1)}`,
     );
     console.log(
-      `served (wrk) ${fmt(served)}, stored ${fmt(stored)} (recorder: ${fmt(on.recorded().stored - storedBefore)} written, ${fmt(on.recorded().dropped)} dropped): ${verdict(stored >= served)}`,
+      `served (load tool) ${fmt(served)}, stored ${fmt(stored)} (recorder: ${fmt(on.recorded().stored - storedBefore)} written, ${fmt(on.recorded().dropped)} dropped): ${verdict(stored >= served)}`,
     );
   } finally {
     await on.close();

@@ -135,6 +135,8 @@ export async function startAgentshelf(env: Record<string, string>) {
 export interface LoadResult {
   tool: 'wrk' | 'autocannon';
   rps: number;
+  /** Requests answered in the run (wrk's "N requests in", autocannon's total). */
+  served: number;
   p99ms: number;
   errors: number;
   /**
@@ -223,7 +225,8 @@ end`
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
     const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
     const errors = non2xx + (socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-    return { tool: 'wrk', rps, p99ms, errors };
+    const served = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+    return { tool: 'wrk', rps, served, p99ms, errors };
   }
   const { default: autocannon } = await import('autocannon');
   const result = await autocannon({
@@ -247,6 +250,7 @@ end`
   return {
     tool: 'autocannon',
     rps: result.requests.average,
+    served: result.requests.total,
     p99ms: result.latency.p99,
     errors: result.errors + result.non2xx,
   };
