@@ -145,7 +145,7 @@ async function runRuntime(
   coverage: boolean,
   print: Print,
 ): Promise<Tally> {
-  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs], print, false);
+  if (!coverage) return runTap(run, ['--disable-coverage', ...tapArgs], print);
   if (nodeMajor(run.runtime) !== 26) return runTap(run, tapArgs, print);
   const files = run.files.length ? run.files : allTestFiles();
   const apart = files.filter(COVERAGE_CRASHES_ON_26);
@@ -154,12 +154,7 @@ async function runRuntime(
   const tally = covered.length
     ? await runTap({ ...run, files: covered }, tapArgs, print)
     : { passed: 0, failed: 0, failures: [] };
-  const rest = await runTap(
-    { ...run, files: apart },
-    ['--disable-coverage', ...tapArgs],
-    print,
-    false,
-  );
+  const rest = await runTap({ ...run, files: apart }, ['--disable-coverage', ...tapArgs], print);
   return {
     passed: tally.passed + rest.passed,
     failed: tally.failed + rest.failed,
@@ -169,12 +164,13 @@ async function runRuntime(
 
 /**
  * Runs tap once and counts its results from the TAP stream it prints. Without coverage
- * (`covered` false) tap's process recorder still loads into every test process and, through
+ * (`--disable-coverage`) tap's process recorder still loads into every test process and, through
  * NODE_OPTIONS, every process a test starts, and there reads and measures each module it loads
  * for a coverage report nobody asked for: 1.2 s of CPU in a test of 1.9 s.
  * Its exclusion pattern set to every file (`_TAPJS_PROCESSINFO_EXCLUDE_`) skips that work.
  */
-function runTap(run: Run, tapArgs: string[], print: Print, covered = true): Promise<Tally> {
+function runTap(run: Run, tapArgs: string[], print: Print): Promise<Tally> {
+  const covered = !tapArgs.includes('--disable-coverage');
   const tap = ['npx', 'tap', '--reporter=tap', ...(run.tapArgs ?? []), ...tapArgs, ...run.files];
   const [command, ...args] = run.runtime ? [NODE_SH, run.runtime, ...tap] : tap;
   const child = spawn(command!, args, {
