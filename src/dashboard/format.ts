@@ -58,12 +58,55 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 /** Times nearer than this are written relative to now ("5 minutes ago"), others as dates. */
 const RELATIVE_WITHIN_MS = 7 * 86_400_000;
 
-/** The exact UTC time, for the hover title: 2026-11-27 00:28:48 UTC. */
-function exactUtc(date: Date): string {
-  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+/** A time read from the store, with the forms every page writes of it. */
+interface Stamp {
+  ms: number;
+  /** The exact time as ISO 8601 (the `datetime` attribute). */
+  iso: string;
+  /** The exact UTC time, for the hover title: 2026-11-27 00:28:48 UTC. */
+  exact: string;
 }
 
+/**
+ * Parsed times and formatted texts, kept in bounded maps: a page of 50 rows writes the same
+ * few hundred values on every load, and parsing a date or running Intl's formatters per value
+ * was most of such a page's CPU.
+ */
+const stamps = new Map<string, Stamp | null>();
+const texts = new Map<string, string>();
+
+function bounded<V>(map: Map<string, V>, key: string, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    if (map.size >= 5000) map.clear();
+    map.set(key, (value = make()));
+  }
+  return value;
+}
+
+function stampOf(iso: string | null | undefined): Stamp | undefined {
+  if (!iso) return undefined;
+  return (
+    bounded(stamps, iso, () => {
+      const date = new Date(iso);
+      const ms = date.getTime();
+      if (Number.isNaN(ms)) return null;
+      const exact = date.toISOString();
+      return { ms, iso: exact, exact: `${exact.slice(0, 19).replace('T', ' ')} UTC` };
+    }) ?? undefined
+  );
+}
+
+/** Numbers as written, per locale and decimals: the counts of a page repeat on every load. */
+const numberTexts = new Map<string, Map<number, string>>();
+
 export class Formatter {
+  /** This request's number formatters and their written texts, by decimals. */
+  private readonly numbers = new Map<
+    number,
+    { format: Intl.NumberFormat; written: Map<number, string> }
+  >();
+
   constructor(
     readonly locale: string,
     private readonly now: () => Date,
@@ -84,9 +127,22 @@ export class Formatter {
   /** A count or a measure, with at most `digits` decimals; a dash for nothing. */
   number(value: number | null | undefined, digits = 0): string {
     if (value === undefined || value === null) return '—';
-    return keep(`n\u0000${this.locale}\u0000${digits}`, () => {
-      return new Intl.NumberFormat(this.locale, { maximumFractionDigits: digits });
-    }).format(value);
+    let kind = this.numbers.get(digits);
+    if (!kind) {
+      const key = `n\u0000${this.locale}\u0000${digits}`;
+      const format = keep(key, () => {
+        return new Intl.NumberFormat(this.locale, { maximumFractionDigits: digits });
+      });
+      let written = numberTexts.get(key);
+      if (!written) numberTexts.set(key, (written = new Map()));
+      this.numbers.set(digits, (kind = { format, written }));
+    }
+    let text = kind.written.get(value);
+    if (text === undefined) {
+      if (kind.written.size >= 5000) kind.written.clear();
+      kind.written.set(value, (text = kind.format.format(value)));
+    }
+    return text;
   }
 
   /** A fraction as a percentage with one decimal: 0.125 -> 12.5%. */
@@ -103,48 +159,49 @@ export class Formatter {
 
   /** A time as the locale's short date and time (UTC), exact UTC on hover. */
   date(iso: string | null | undefined, missing = '—'): Html | string {
-    const date = parse(iso);
-    if (!date) return iso ?? missing;
-    const text = keep(`d\u0000${this.locale}`, () => {
-      return new Intl.DateTimeFormat(this.locale, {
-        dateStyle: 'medium',
-        timeStyle: 'short',
-        timeZone: 'UTC',
-      });
-    }).format(date);
-    return markup`<time datetime="${date.toISOString()}" title="${exactUtc(date)}"
+    const stamp = stampOf(iso);
+    if (!stamp) return iso ?? missing;
+    const text = bounded(texts, `d\u0000${this.locale}\u0000${stamp.ms}`, () =>
+      keep(`d\u0000${this.locale}`, () => {
+        return new Intl.DateTimeFormat(this.locale, {
+          dateStyle: 'medium',
+          timeStyle: 'short',
+          timeZone: 'UTC',
+        });
+      }).format(stamp.ms),
+    );
+    return markup`<time datetime="${stamp.iso}" title="${stamp.exact}"
       >${text} UTC</time
     >`;
   }
 
   /** A day (YYYY-MM-DD or a time) as the locale's short date. */
   day(iso: string | null | undefined, missing = '—'): Html | string {
-    const date = parse(iso);
-    if (!date) return iso ?? missing;
-    const text = keep(`y\u0000${this.locale}`, () => {
-      return new Intl.DateTimeFormat(this.locale, { dateStyle: 'medium', timeZone: 'UTC' });
-    }).format(date);
-    return markup`<time datetime="${date.toISOString().slice(0, 10)}" title="${exactUtc(date)}"
+    const stamp = stampOf(iso);
+    if (!stamp) return iso ?? missing;
+    const text = bounded(texts, `y\u0000${this.locale}\u0000${stamp.ms}`, () =>
+      keep(`y\u0000${this.locale}`, () => {
+        return new Intl.DateTimeFormat(this.locale, { dateStyle: 'medium', timeZone: 'UTC' });
+      }).format(stamp.ms),
+    );
+    return markup`<time datetime="${stamp.iso.slice(0, 10)}" title="${stamp.exact}"
       >${text}</time
     >`;
   }
 
   /** A time relative to now when it is within a week ("5 minutes ago"), else as date(). */
   when(iso: string | null | undefined, missing = '—'): Html | string {
-    const date = parse(iso);
-    if (!date) return iso ?? missing;
-    const diff = date.getTime() - this.now().getTime();
+    const stamp = stampOf(iso);
+    if (!stamp) return iso ?? missing;
+    const diff = stamp.ms - this.now().getTime();
     if (Math.abs(diff) >= RELATIVE_WITHIN_MS) return this.date(iso, missing);
     const [unit, size] = UNITS.find(([, ms]) => Math.abs(diff) >= ms) ?? UNITS[UNITS.length - 1]!;
-    const text = keep(`r\u0000${this.locale}`, () => {
-      return new Intl.RelativeTimeFormat(this.locale, { numeric: 'auto' });
-    }).format(Math.trunc(diff / size), unit);
-    return markup`<time datetime="${date.toISOString()}" title="${exactUtc(date)}">${text}</time>`;
+    const count = Math.trunc(diff / size);
+    const text = bounded(texts, `r\u0000${this.locale}\u0000${unit}\u0000${count}`, () =>
+      keep(`r\u0000${this.locale}`, () => {
+        return new Intl.RelativeTimeFormat(this.locale, { numeric: 'auto' });
+      }).format(count, unit),
+    );
+    return markup`<time datetime="${stamp.iso}" title="${stamp.exact}">${text}</time>`;
   }
-}
-
-function parse(iso: string | null | undefined): Date | undefined {
-  if (!iso) return undefined;
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -32,9 +32,9 @@ function growth(fmt: Formatter, rate: number | null | undefined): Html {
 
 /**
  * The analytics part of the page (the overview counts the whole catalogue: about 80 ms on a
- * million products; then the series, the tops and three charts) is kept 15 s per store and
- * period, so a page reloaded or opened by a few people at once is not computed again. The
- * reports list below it is read each time.
+ * million products; then the series, the tops, three charts and the agents' searches) is kept
+ * 15 s per store and period, so a page reloaded or opened by a few people at once is not
+ * computed again. The reports list below it is read each time.
  */
 const SECTION_TTL_MS = 15_000;
 const sections = new WeakMap<object, Map<string, { at: number; value: Promise<Html> }>>();
@@ -268,8 +268,14 @@ async function renderAnalytics(
   let body: Html;
   try {
     const period = resolvePeriod(parseInput(PeriodQueryString, query, 'query'), deps.now());
-    body = markup`${await cachedSection(deps, period, dash.fmt, () => analyticsSection(deps, period, dash.fmt))}
-      ${await searchesSection(deps, period, dash.fmt)}`;
+    body = await cachedSection(
+      deps,
+      period,
+      dash.fmt,
+      async () =>
+        markup`${await analyticsSection(deps, period, dash.fmt)}
+          ${await searchesSection(deps, period, dash.fmt)}`,
+    );
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     body = markup`<div class="error" role="alert">${err.message}</div>`;
