@@ -10,6 +10,7 @@ import {
 import { FEED_FORMATS, FeedCreate, FeedUpdate } from '../../domain/feeds/schemas.js';
 import { PRODUCT_STATUSES } from '../../domain/products/schemas.js';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
+import { productsWithProblem } from '../../domain/feeds/problems.js';
 import { attachmentDisposition, servePublishedFile } from '../../http/file-response.js';
 import { FeedListQueryString } from '../../http/schemas/feeds.js';
 import { parseInput } from '../../http/validate.js';
@@ -20,6 +21,10 @@ import { canWrite, queryOf, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/feeds';
 const feedPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
+const problemsPath = (id: string, code: string, offset = 0) =>
+  `${feedPath(id)}/problems?code=${encodeURIComponent(code)}${offset > 0 ? `&offset=${offset}` : ''}`;
+/** Products listed per page of a problem. */
+const PROBLEM_PAGE = 50;
 
 function createForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
   const errorOf = (name: string) =>
@@ -33,7 +38,7 @@ function createForm(viewer: Viewer, values: Record<string, string>, error?: AppE
     ${field({ name: 'name', label: 'Name', value: values.name, error: errorOf('name'), required: true })}
     ${field({ name: 'format', label: 'Format', value: values.format ?? 'json', options: FEED_FORMATS, error: errorOf('format') })}
     ${field({ name: 'category', label: 'Only this category (and below)', value: values.category, error: errorOf('filters') })}
-    ${field({ name: 'status', label: 'Only products with status', value: values.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
+    ${field({ name: 'status', label: 'Only products with status', value: values.status ?? 'active', options: PRODUCT_STATUSES, hint: 'A feed lists active products unless told otherwise.' })}
     <button type="submit">Create feed</button>
   </form>`;
 }
@@ -165,12 +170,17 @@ export const feedPages: DashRoute[] = [
                     d.issues.length === 0
                       ? markup`<p>No issues.</p>`
                       : table(
-                          ['Field', 'Problem', 'Severity', 'Products'],
+                          ['Field', 'Problem', 'Severity', 'Products', 'What to do'],
                           d.issues.map((i) => [
                             i.field,
                             i.problem,
                             i.severity,
-                            dash.fmt.number(i.count),
+                            markup`<a href="${problemsPath(f.id, i.code)}"
+                              >${dash.fmt.number(i.count)}</a
+                            >`,
+                            markup`${i.message}: <a href="${problemsPath(f.id, i.code)}"
+                                >see which products and fix them</a
+                              >`,
                           ]),
                         )
                   }
@@ -198,6 +208,72 @@ export const feedPages: DashRoute[] = [
       );
       ctx.status = 303;
       ctx.redirect(feedPath(id));
+    },
+  },
+  {
+    method: 'get',
+    path: `${PATH}/:id/problems`,
+    permission: 'read',
+    handler: async (ctx, dash) => {
+      const { deps } = dash;
+      const f = await getFeed(deps.db, String(ctx.params.id), deps.config.BASE_URL);
+      const query = queryOf(ctx);
+      const issue = f.diagnostics?.issues.find((i) => i.code === query.code);
+      if (!issue) {
+        throw new AppError(
+          'not_found',
+          `No problem '${query.code ?? ''}' in the last generation of feed '${f.id}'.`,
+          { field: 'code' },
+        );
+      }
+      const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+      const page = await productsWithProblem(deps.db, deps.config.DATA_DIR, f.id, issue.code, {
+        offset,
+        limit: PROBLEM_PAGE,
+      });
+      if (!page) throw feedNotReady(await findPublishedFeed(deps.db, f.id, deps.now()), deps.now());
+      dash.render(
+        `${f.name}: ${issue.field} ${issue.problem}`,
+        PATH,
+        markup`<div class="box">
+            <p>
+              <strong>${issue.severity === 'error' ? 'Error' : 'Warning'}:</strong>
+              ${issue.message}. ${dash.fmt.number(issue.count)} products, as the feed was generated
+              ${dash.fmt.when(f.diagnostics?.generated_at)}.
+            </p>
+            <p>
+              ${
+                issue.severity === 'error'
+                  ? 'Products with an error are left out of feeds for channels that refuse them. '
+                  : ''
+              }Open each product, fix its <code>${issue.field}</code>, and save: the pipeline
+              generates the feed again a few seconds later, and this count falls.
+            </p>
+          </div>
+          ${
+            page.products.length === 0
+              ? markup`<p>No product on this page.</p>`
+              : table(
+                  ['Product', 'Name', 'Status', 'In the feed'],
+                  page.products.map((p) => [
+                    markup`<a href="/dashboard/products/${encodeURIComponent(p.id)}"
+                      ><code>${p.id}</code></a
+                    >`,
+                    p.name ?? markup`<span class="muted">deleted since</span>`,
+                    p.status ?? '—',
+                    p.excluded ? 'left out' : 'included',
+                  ]),
+                )
+          }
+          <div class="pager">
+            <span
+              >${page.products.length === 0 ? '' : `${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + page.products.length)} of ${dash.fmt.number(issue.count)}`}</span
+            >
+            ${offset > 0 ? markup`<a href="${problemsPath(f.id, issue.code, Math.max(0, offset - PROBLEM_PAGE))}">Previous</a>` : ''}
+            ${page.more ? markup`<a href="${problemsPath(f.id, issue.code, offset + PROBLEM_PAGE)}">Next</a>` : ''}
+          </div>
+          <p><a href="${feedPath(f.id)}">Back to ${f.name}</a></p>`,
+      );
     },
   },
   {

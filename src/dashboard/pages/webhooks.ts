@@ -9,7 +9,12 @@ import {
   presentWebhook,
   updateWebhook,
 } from '../../domain/webhooks/webhooks.js';
-import { WebhookCreate, WebhookUpdate } from '../../domain/webhooks/schemas.js';
+import {
+  DELIVERY_STATUSES,
+  TEST_EVENT_TYPE,
+  WebhookCreate,
+  WebhookUpdate,
+} from '../../domain/webhooks/schemas.js';
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
@@ -18,6 +23,8 @@ import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js
 
 const PATH = '/dashboard/webhooks';
 const hookPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
+/** Deliveries listed per page of an endpoint's log. */
+const DELIVERIES_PER_PAGE = 25;
 
 function workerOf(dash: DashContext) {
   if (!dash.deps.webhooks) {
@@ -99,8 +106,24 @@ async function renderList(
 async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
   const id = String(ctx.params.id);
   const w = presentWebhook(await findWebhook(dash.deps.db, id));
-  const q = parseInput(DeliveryListQueryString, { limit: '25', ...queryOf(ctx) }, 'query');
+  // The filter form sends empty fields for "(any)": left out, as the API takes them.
+  const given = Object.fromEntries(Object.entries(queryOf(ctx)).filter(([, v]) => v !== ''));
+  const q = parseInput(
+    DeliveryListQueryString,
+    { limit: String(DELIVERIES_PER_PAGE), ...given },
+    'query',
+  );
   const deliveries = await listDeliveries(dash.deps.db, id, q);
+  const { offset, total, has_more } = deliveries.pagination;
+  const pageLink = (at: number) => {
+    const params = new URLSearchParams();
+    if (q.status) params.set('status', q.status);
+    if (q.event) params.set('event', q.event);
+    if (at > 0) params.set('offset', String(at));
+    const text = params.toString();
+    return `${hookPath(w.id)}${text ? `?${text}` : ''}`;
+  };
+  const filtered = q.status !== undefined || q.event !== undefined;
   const write = canWrite(dash.viewer);
   dash.render(
     'Webhook endpoint',
@@ -146,10 +169,23 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
         }
       </div>
       <h2>Deliveries</h2>
+      <form class="box filters" method="get" action="${hookPath(w.id)}">
+        <div>
+          ${field({ name: 'status', label: 'State', value: q.status ?? '', options: ['', ...DELIVERY_STATUSES] })}
+        </div>
+        <div>
+          ${field({ name: 'event', label: 'Event', value: q.event ?? '', options: ['', ...EVENT_TYPES, TEST_EVENT_TYPE] })}
+        </div>
+        <div><button type="submit">Show</button></div>
+      </form>
       ${
         deliveries.deliveries.length === 0
           ? markup`<p>
-              No deliveries yet.${write ? ' Send a test event to check the receiver.' : ''}
+              ${
+                filtered
+                  ? 'No delivery matches these filters.'
+                  : `No deliveries yet.${write ? ' Send a test event to check the receiver.' : ''}`
+              }
             </p>`
           : table(
               ['Event', 'State', 'Attempts', 'Last answer', 'When', ''],
@@ -173,6 +209,13 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
               ]),
             )
       }
+      <div class="pager">
+        <span
+          >${deliveries.deliveries.length === 0 ? '' : `${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + deliveries.deliveries.length)} of ${dash.fmt.number(total)}`}</span
+        >
+        ${offset > 0 ? markup`<a href="${pageLink(Math.max(0, offset - DELIVERIES_PER_PAGE))}">Previous</a>` : ''}
+        ${has_more ? markup`<a href="${pageLink(offset + DELIVERIES_PER_PAGE)}">Next</a>` : ''}
+      </div>
       <p><a href="${PATH}">All endpoints</a></p>`,
   );
 }

@@ -331,6 +331,22 @@ export async function findExistingProductIds(db: Executor, ids: string[]): Promi
   return found;
 }
 
+/** The names and statuses of the products among these ids (at most a page's worth). */
+export async function findProductNames(
+  db: Executor,
+  ids: string[],
+): Promise<Map<string, { name: string; status: ProductStatus }>> {
+  const names = new Map<string, { name: string; status: ProductStatus }>();
+  if (ids.length === 0) return names;
+  const rows = await db
+    .selectFrom('products')
+    .select(['id', 'name', 'status'])
+    .where('id', 'in', ids)
+    .execute();
+  for (const r of rows) names.set(r.id, { name: r.name, status: r.status });
+  return names;
+}
+
 export async function updateProductRow(
   trx: Executor,
   id: string,
