@@ -92,6 +92,8 @@ export function field(options: {
   hint?: string;
   textarea?: boolean;
   options?: readonly string[];
+  /** What the empty option reads as (default "(any)"). */
+  emptyLabel?: string;
 }): Html {
   const id = options.id ?? `f-${options.name.replace(/[^a-z0-9_-]/gi, '-')}`;
   const errId = `${id}-error`;
@@ -102,7 +104,7 @@ export function field(options: {
     control = markup`<select id="${id}" name="${options.name}" ${invalid}>
       ${options.options.map(
         (o) =>
-          markup`<option${o === (options.value ?? '') ? markup` selected` : ''} value="${o}">${o || '(any)'}</option>`,
+          markup`<option${o === (options.value ?? '') ? markup` selected` : ''} value="${o}">${o || (options.emptyLabel ?? '(any)')}</option>`,
       )}
     </select>`;
   } else if (options.textarea) {

@@ -163,9 +163,8 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
 
   // Integrations: connect a feed URL, sync, read the history.
   await go('/dashboard/integrations');
-  await page.getByLabel('Platform', { exact: true }).selectOption('feed');
-  await page.getByLabel('Feed URL (platform feed)').fill(feeds.url('/products.jsonl'));
-  await page.getByRole('button', { name: 'Connect' }).click();
+  await page.getByLabel('Feed URL', { exact: true }).fill(feeds.url('/products.jsonl'));
+  await page.getByRole('button', { name: 'Connect the feed' }).click();
   await page.waitForURL(/\/dashboard\/integrations\/int_/);
   await page.getByRole('button', { name: 'Test the connection' }).click();
   t.match(await page.getByRole('status').first().textContent(), /.+/, 'a test result');

@@ -393,7 +393,7 @@ t.test('integrations: connect forms map onto the API input; secrets never come b
     consumer_key: 'ck_should_not_echo',
   });
   t.equal(bad.status, 422);
-  t.match(bad.text, /f-url-error/);
+  t.match(bad.text, /id="feed-url-error"/, "the problem beside the feed form's URL");
   t.notOk(bad.text.includes('ck_should_not_echo'));
   const woo = await rw.post('/dashboard/integrations', {
     platform: 'woocommerce',
@@ -413,6 +413,54 @@ t.test('integrations: connect forms map onto the API input; secrets never come b
     t.notOk(page.text.includes(secret), 'credentials never shown');
   }
   t.match(page.text, /set \(never shown\)/);
+  // One form per platform, each with its own fields only.
+  const forms = [
+    ...(await rw.get('/dashboard/integrations')).text.matchAll(
+      /<form class="box" method="post" action="\/dashboard\/integrations"[\s\S]*?<\/form>/g,
+    ),
+  ].map((m) => m[0]);
+  const namesIn = (form: string) =>
+    [...form.matchAll(/<(?:input|select)[^>]*?name="([^"]+)"/g)]
+      .map((m) => m[1])
+      .filter((n) => n !== 'csrf' && n !== 'platform');
+  t.same(forms.map(namesIn), [
+    ['url', 'format', 'max_mb', 'token', 'username', 'password'],
+    ['shop_domain', 'access_token', 'client_id', 'client_secret'],
+    ['shop_domain', 'consumer_key', 'consumer_secret'],
+  ]);
+  // A new Shopify app: a client id and secret, no access token.
+  const shopify = await rw.post('/dashboard/integrations', {
+    platform: 'shopify',
+    shop_domain: 'example.myshopify.com',
+    client_id: 'client-id-1',
+    client_secret: 'shpss_client_secret_1',
+  });
+  t.equal(shopify.status, 303, shopify.text);
+  const feed = await rw.post('/dashboard/integrations', {
+    platform: 'feed',
+    url: 'https://x.example/f.csv',
+    format: 'csv',
+    max_mb: '2',
+  });
+  t.equal(feed.status, 303, feed.text);
+  const byPlatform = new Map<string, any>(
+    (await s.request('GET', '/v1/integrations')).body.integrations.map((i: any) => [i.platform, i]),
+  );
+  t.equal(byPlatform.get('shopify').credentials_set, true);
+  t.same(byPlatform.get('feed').settings, {
+    url: 'https://x.example/f.csv',
+    format: 'csv',
+    max_bytes: 2 * 1024 * 1024,
+  });
+  const tooBig = await rw.post('/dashboard/integrations', {
+    platform: 'feed',
+    url: 'https://x.example/f.csv',
+    max_mb: '99999999',
+  });
+  t.equal(tooBig.status, 422);
+  t.match(tooBig.text, /id="feed-max_mb-error"/, 'the size problem beside its field');
+  t.match(tooBig.text, /value="https:\/\/x\.example\/f\.csv"/, 'what was typed is kept');
+
   const ro = await signInDashboard(s, s.keys.read_only);
   const roPage = await ro.get(woo.headers.get('location')!);
   t.notMatch(roPage.text, /Sync now|Test the connection|Connect a store/);

@@ -8,7 +8,12 @@ import {
   syncStatus,
   testIntegration,
 } from '../../domain/integrations/integrations.js';
-import { IntegrationCreate, PLATFORMS, type SyncRun } from '../../domain/integrations/schemas.js';
+import {
+  FEED_SETTING_FORMATS,
+  IntegrationCreate,
+  type Platform,
+  type SyncRun,
+} from '../../domain/integrations/schemas.js';
 import type { SyncRunner } from '../../domain/integrations/sync.js';
 import {
   IntegrationListQueryString,
@@ -30,30 +35,161 @@ function runnerOf(dash: DashContext): SyncRunner {
   return dash.deps.integrations;
 }
 
-/** The credential fields of the form, by platform (empty ones are left out). */
-const CREDENTIAL_FIELDS: [string, string, string][] = [
-  ['access_token', 'Shopify Admin API access token', 'shopify'],
-  ['consumer_key', 'WooCommerce consumer key', 'woocommerce'],
-  ['consumer_secret', 'WooCommerce consumer secret', 'woocommerce'],
-  ['token', 'Feed bearer token (optional)', 'feed'],
+/** A field of a platform's connect form: its form name, label, and where it goes. */
+interface ConnectField {
+  name: string;
+  label: string;
+  kind: 'credential' | 'setting' | 'shop';
+  type?: string;
+  hint?: string;
+  options?: readonly string[];
+  emptyLabel?: string;
+}
+
+/**
+ * One form per platform, each with only its own fields (no script switches them): the
+ * credentials each platform takes (CONTRACT part 8) and the feed's settings. Secrets typed
+ * into a form are never sent back with it.
+ */
+const CONNECT_FORMS: {
+  platform: Platform;
+  title: string;
+  button: string;
+  fields: ConnectField[];
+}[] = [
+  {
+    platform: 'feed',
+    title: 'A product feed (CSV, TSV, JSON, NDJSON or XML)',
+    button: 'Connect the feed',
+    fields: [
+      {
+        name: 'url',
+        label: 'Feed URL',
+        kind: 'setting',
+        hint: 'https://shop.example.com/feeds/products.csv',
+      },
+      {
+        name: 'format',
+        label: 'Format',
+        kind: 'setting',
+        options: ['', ...FEED_SETTING_FORMATS],
+        emptyLabel: '(from the file)',
+      },
+      {
+        name: 'max_mb',
+        label: 'Largest size read (MB, optional)',
+        kind: 'setting',
+        type: 'number',
+      },
+      { name: 'token', label: 'Bearer token (optional)', kind: 'credential', type: 'password' },
+      { name: 'username', label: 'User name (optional, HTTP Basic)', kind: 'credential' },
+      {
+        name: 'password',
+        label: 'Password (optional, HTTP Basic)',
+        kind: 'credential',
+        type: 'password',
+      },
+    ],
+  },
+  {
+    platform: 'shopify',
+    title: 'Shopify',
+    button: 'Connect Shopify',
+    fields: [
+      {
+        name: 'shop_domain',
+        label: 'Shopify shop domain',
+        kind: 'shop',
+        hint: 'your-store.myshopify.com',
+      },
+      {
+        name: 'access_token',
+        label: 'Admin API access token',
+        kind: 'credential',
+        type: 'password',
+        hint: 'Or, for an app with a client id and secret, the two fields below instead.',
+      },
+      { name: 'client_id', label: 'Client id', kind: 'credential' },
+      { name: 'client_secret', label: 'Client secret', kind: 'credential', type: 'password' },
+    ],
+  },
+  {
+    platform: 'woocommerce',
+    title: 'WooCommerce',
+    button: 'Connect WooCommerce',
+    fields: [
+      { name: 'shop_domain', label: 'WooCommerce site', kind: 'shop', hint: 'shop.example.com' },
+      { name: 'consumer_key', label: 'Consumer key', kind: 'credential', type: 'password' },
+      { name: 'consumer_secret', label: 'Consumer secret', kind: 'credential', type: 'password' },
+    ],
+  },
 ];
 
-function connectForm(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
-  const errorOf = (name: string) =>
-    error && (error.field === name || error.field?.startsWith(`${name}.`))
-      ? error.message
-      : undefined;
-  const shown = ['platform', 'shop_domain', 'settings', 'credentials'];
-  return markup`<form class="box" method="post" action="${PATH}" novalidate>
-    ${csrfField(viewer)}
-    <h2>Connect a store</h2>
-    ${error && !shown.some((n) => errorOf(n)) ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
-    ${field({ name: 'platform', label: 'Platform', value: values.platform ?? 'feed', options: PLATFORMS, error: errorOf('platform') })}
-    ${field({ name: 'url', label: 'Feed URL (platform feed)', value: values.url, error: errorOf('settings'), hint: 'A CSV, JSON or XML product feed: https://shop.example.com/feeds/products.csv' })}
-    ${field({ name: 'shop_domain', label: 'Shop domain (Shopify, WooCommerce)', value: values.shop_domain, error: errorOf('shop_domain'), hint: 'your-store.myshopify.com or shop.example.com' })}
-    ${CREDENTIAL_FIELDS.map(([name, label]) => field({ name, label, type: 'password', error: errorOf(`credentials.${name}`) ?? (name === 'access_token' ? errorOf('credentials') : undefined) }))}
-    <button type="submit">Connect</button>
-  </form>`;
+/** Where the API names a form field's problem (`settings.url`, `credentials.token`, ...). */
+function apiFieldOf(f: ConnectField): string {
+  if (f.kind === 'shop') return 'shop_domain';
+  if (f.kind === 'setting') return `settings.${f.name === 'max_mb' ? 'max_bytes' : f.name}`;
+  return `credentials.${f.name}`;
+}
+
+function connectForms(viewer: Viewer, values: Record<string, string>, error?: AppError): Html {
+  const known = CONNECT_FORMS.some((f) => f.platform === values.platform);
+  return markup`<h2>Connect a store</h2>
+    ${error && !known ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
+    ${CONNECT_FORMS.map((form) => {
+      const mine = values.platform === form.platform;
+      const errorOf = (f: ConnectField) => {
+        if (!mine || !error?.field) return undefined;
+        const named = apiFieldOf(f);
+        if (error.field === named || error.field.startsWith(`${named}.`)) return error.message;
+        // "credentials" or "settings" as a whole: shown at the form's first such field.
+        const first = form.fields.find((g) => g.kind === f.kind);
+        return first === f && named.startsWith(`${error.field}.`) ? error.message : undefined;
+      };
+      const placed = form.fields.some((f) => errorOf(f));
+      return markup`<form class="box" method="post" action="${PATH}" novalidate>
+        ${csrfField(viewer)}<input type="hidden" name="platform" value="${form.platform}" />
+        <h3>${form.title}</h3>
+        ${mine && error && !placed ? markup`<div class="error" role="alert">${error.message}</div>` : ''}
+        ${form.fields.map((f) =>
+          field({
+            name: f.name,
+            id: `${form.platform}-${f.name}`,
+            label: f.label,
+            value: f.kind === 'credential' || !mine ? undefined : values[f.name],
+            error: errorOf(f),
+            ...(f.type ? { type: f.type } : {}),
+            ...(f.hint ? { hint: f.hint } : {}),
+            ...(f.options ? { options: f.options } : {}),
+            ...(f.emptyLabel ? { emptyLabel: f.emptyLabel } : {}),
+          }),
+        )}
+        <button type="submit">${form.button}</button>
+      </form>`;
+    })}`;
+}
+
+/** The API's body for what one platform's form sent. */
+function connectInput(form: Record<string, string>): Record<string, unknown> {
+  const spec = CONNECT_FORMS.find((f) => f.platform === form.platform);
+  if (!spec) return { platform: form.platform ?? '' };
+  const input: Record<string, unknown> = { platform: spec.platform };
+  const settings: Record<string, unknown> = {};
+  const credentials: Record<string, string> = {};
+  for (const f of spec.fields) {
+    const value = form[f.name]?.trim() ? form[f.name]! : '';
+    if (value === '') continue;
+    if (f.kind === 'shop') input.shop_domain = value;
+    else if (f.kind === 'credential') credentials[f.name] = value;
+    else if (f.name === 'max_mb') {
+      // Megabytes as typed; the API checks the bytes (a whole number in its range).
+      const mb = Number(value);
+      settings.max_bytes = Number.isFinite(mb) ? Math.round(mb * 1024 * 1024) : value;
+    } else settings[f.name] = value;
+  }
+  if (Object.keys(settings).length > 0) input.settings = settings;
+  if (Object.keys(credentials).length > 0) input.credentials = credentials;
+  return input;
 }
 
 function runRow(r: SyncRun, fmt: Formatter): Html[] {
@@ -113,7 +249,7 @@ async function renderList(
   dash.render(
     'Integrations',
     PATH,
-    markup`${canWrite(dash.viewer) ? connectForm(dash.viewer, extra.values ?? {}, extra.error) : ''}
+    markup`${canWrite(dash.viewer) ? connectForms(dash.viewer, extra.values ?? {}, extra.error) : ''}
       <h2>Connected stores</h2>
       ${
         list.integrations.length === 0
@@ -209,14 +345,7 @@ export const integrationPages: DashRoute[] = [
     permission: 'write',
     handler: async (ctx, dash) => {
       const { form } = dash;
-      const input: Record<string, unknown> = { platform: form.platform };
-      if (form.shop_domain) input.shop_domain = form.shop_domain;
-      if (form.url) input.settings = { url: form.url };
-      const credentials: Record<string, string> = {};
-      for (const [name, , platform] of CREDENTIAL_FIELDS) {
-        if (form[name] && platform === form.platform) credentials[name] = form[name];
-      }
-      if (Object.keys(credentials).length > 0) input.credentials = credentials;
+      const input = connectInput(form);
       try {
         const body = parseInput(IntegrationCreate, input, 'body');
         const integration = await createIntegration(runnerOf(dash).env, dash.deps.db, body);
@@ -228,6 +357,8 @@ export const integrationPages: DashRoute[] = [
         const values = {
           platform: form.platform ?? '',
           url: form.url ?? '',
+          format: form.format ?? '',
+          max_mb: form.max_mb ?? '',
           shop_domain: form.shop_domain ?? '',
         };
         await renderList(ctx, dash, { values, error: err }, 422);

@@ -18,6 +18,7 @@ import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
 import { csrfField, field, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
+import { attributeFields, attributesOf, attributeValues } from './product-attributes.js';
 
 const PATH = '/dashboard/products';
 
@@ -52,6 +53,12 @@ function inputOf(form: Record<string, string>, creating: boolean): Record<string
     .map((s) => s.trim())
     .filter(Boolean);
   if (images.length > 0 || !creating) input.images = images;
+  // Replaced whole on an edit (as the API does), so a field emptied is an attribute removed; a
+  // post without the attribute fields at all (not this form's) leaves them as they are.
+  if ('attr_other' in form) {
+    const attributes = attributesOf(form);
+    if (!creating || Object.keys(attributes).length > 0) input.attributes = attributes;
+  }
   return input;
 }
 
@@ -69,7 +76,17 @@ function productForm(
       error.field?.startsWith(`${name}.`))
       ? error.message
       : undefined;
-  const known = ['id', 'name', 'description', 'price', 'currency', 'status', 'category', 'images'];
+  const known = [
+    'id',
+    'name',
+    'description',
+    'price',
+    'currency',
+    'status',
+    'category',
+    'images',
+    'attributes',
+  ];
   const other = error && !known.some((k) => errorOf(k)) ? error.message : undefined;
   return markup`<form class="box" method="post" action="${action}" novalidate>
     ${csrfField(viewer)}
@@ -82,6 +99,7 @@ function productForm(
     ${field({ name: 'status', label: 'Status', value: values.status ?? 'active', options: PRODUCT_STATUSES, error: errorOf('status') })}
     ${field({ name: 'category', label: 'Category', value: values.category, error: errorOf('category'), hint: 'e.g. Apparel > Shoes' })}
     ${field({ name: 'images', label: 'Image URLs (one a line)', value: values.images, error: errorOf('images'), textarea: true })}
+    ${attributeFields(values, errorOf)}
     <button type="submit">${creating ? 'Create product' : 'Save changes'}</button>
   </form>`;
 }
@@ -95,6 +113,7 @@ function valuesOf(p: Product): Record<string, string> {
     status: p.status,
     category: p.category ?? '',
     images: p.images.join('\n'),
+    ...attributeValues(p.attributes),
   };
 }
 
@@ -241,7 +260,19 @@ export const productPages: DashRoute[] = [
                 ${p.images.length === 0 ? '—' : p.images.map((u) => markup`<a href="${u}" rel="noreferrer">${u}</a><br />`)}
               </dd>
               <dt>Attributes</dt>
-              <dd><code>${JSON.stringify(p.attributes)}</code></dd>
+              <dd>
+                ${
+                  Object.keys(p.attributes).length === 0
+                    ? '—'
+                    : markup`<dl class="attributes">
+                        ${Object.entries(p.attributes).map(
+                          ([k, v]) =>
+                            markup`<dt>${k}</dt>
+                              <dd>${Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join(', ') : typeof v === 'string' ? v : JSON.stringify(v)}</dd>`,
+                        )}
+                      </dl>`
+                }
+              </dd>
               <dt>Updated</dt>
               <dd>${dash.fmt.when(p.updated_at)}</dd>
             </dl>
