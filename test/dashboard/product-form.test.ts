@@ -1,33 +1,7 @@
 import t from 'tap';
 import { signInDashboard } from '../support/dashboard.js';
+import { formValues } from '../support/html.js';
 import { productBody, startTestServer } from '../support/server.js';
-
-const unescape = (s: string) =>
-  s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&#96;/g, '`')
-    .replace(/&amp;/g, '&');
-
-/** The fields of the first form posting to `action`, as a browser would send them unchanged. */
-function formValues(page: string, action: string): Record<string, string> {
-  const start = page.indexOf(`action="${action}"`);
-  const form = page.slice(start, page.indexOf('</form>', start));
-  const values: Record<string, string> = {};
-  for (const m of form.matchAll(/<input\b([^>]*)>/g)) {
-    const name = /\bname="([^"]*)"/.exec(m[1]!)?.[1];
-    if (name) values[name] = unescape(/\bvalue="([^"]*)"/.exec(m[1]!)?.[1] ?? '');
-  }
-  for (const m of form.matchAll(/<textarea\b[^>]*name="([^"]*)"[^>]*>\n?([\s\S]*?)<\/textarea>/g)) {
-    values[m[1]!] = unescape(m[2]!);
-  }
-  for (const m of form.matchAll(/<select\b[^>]*name="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
-    values[m[1]!] = unescape(/<option selected value="([^"]*)"/.exec(m[2]!)?.[1] ?? '');
-  }
-  return values;
-}
 
 t.test('attributes are edited as fields, and an unchanged form keeps every one', async (t) => {
   const s = await startTestServer(t);

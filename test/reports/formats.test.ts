@@ -11,18 +11,9 @@ import { findReportById } from '../../src/db/queries/reports.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 import { generateReportVia, HOSTILE_NAMES } from '../support/reports.js';
 import { createFeed, runFeeds } from '../support/feeds.js';
+import { unescapeHtml } from '../support/html.js';
 
 const FORMULA_START = ['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠'];
-
-function unescapeHtml(s: string): string {
-  return s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&#96;/g, '`')
-    .replace(/&amp;/g, '&');
-}
 
 async function download(s: TestServer, id: string): Promise<string> {
   const res = await s.request('GET', `/v1/reports/${id}/download`);

@@ -105,6 +105,29 @@ t.test(
       t.same(firsts, order, `endpoint ${i}: every event once, in event order`);
     }
     t.comment(`sent twice after the kill: ${resent}`);
+    if (resent > ENDPOINTS) {
+      // Which deliveries went twice, where in each endpoint's stream, and what was recorded of
+      // their attempts: a kill's resend has one attempt, a retried failure more.
+      for (const [i, ids] of byEndpoint().entries()) {
+        const twice = ids.flatMap((id, k) => (k > 0 && ids[k - 1] === id ? [`${id}@${k}`] : []));
+        if (twice.length > 0)
+          t.comment(`endpoint ${i} (${endpoints[i]}): twice ${twice.join(', ')}`);
+      }
+      const attempts = await store.db
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.seq', 'a.delivery_seq')
+        .select([
+          'd.webhook_id',
+          'd.event_id',
+          'a.attempt',
+          'a.trigger',
+          'a.status_code',
+          'a.error',
+        ])
+        .where('a.attempt', '>', 1)
+        .execute();
+      t.comment(`attempts after a first: ${JSON.stringify(attempts)}`);
+    }
     t.ok(
       resent <= ENDPOINTS,
       `only deliveries in flight in the killed process went twice (${resent}, at most one per endpoint)`,
