@@ -2,13 +2,11 @@ import { z } from 'zod';
 import type { Db } from '../../db/store.js';
 import {
   AUDIT_LOG_COLUMNS,
-  deleteAuditLogBefore,
-  insertAuditLogValues,
   selectAuditLogPage,
   type AuditLogFilter as AuditLogRowFilter,
-  type AuditLogValues,
 } from '../../db/queries/audit-log.js';
 import type { AuditLogRow, NewAuditLogRow } from '../../db/schema.js';
+import { insertAuditValues, type AuditValues } from './writes.js';
 import { pageFields } from '../pagination.js';
 
 export const AuditEntry = z.object({
@@ -109,14 +107,6 @@ export function presentAuditEntry(row: AuditLogRow): AuditEntry {
   };
 }
 
-/** An entry's column values, in the order of the audit log's columns. */
-export type AuditValues = AuditLogValues;
-
-/** Writes entries, given as column values, in one transaction. */
-export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<void> {
-  await insertAuditLogValues(db, rows);
-}
-
 /** Writes entries in one transaction. */
 export async function insertAuditEntries(db: Db, rows: NewAuditLogRow[]): Promise<void> {
   await insertAuditValues(
@@ -151,20 +141,4 @@ export async function listAuditLog(db: Db, query: AuditLogQuery): Promise<AuditL
       has_more: query.offset + rows.length < total,
     },
   };
-}
-
-/**
- * Deletes entries older than `before`, a few thousand at a time so a large sweep never holds
- * the write lock for long. Returns how many went.
- */
-export async function sweepAuditLog(db: Db, before: Date, chunk = 5000): Promise<number> {
-  const cutoff = before.toISOString();
-  let deleted = 0;
-  for (;;) {
-    const n = await deleteAuditLogBefore(db, cutoff, chunk);
-    deleted += n;
-    if (n < chunk) return deleted;
-    // Let requests in between the chunks.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }

@@ -5,10 +5,11 @@
  * store (or kept for a retry, if the store refused it).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openStoreAt, type StoreLocation } from '../../db/store.js';
+import { openStoreOfDialect } from '../../db/open-dialect.js';
+import type { StoreLocation } from '../../db/store.js';
 import { storedTimestamp } from '../../db/timestamps.js';
 import { nodeVersionRefusal } from '../../runtime/node-version.js';
-import { insertAuditValues, sweepAuditLog, type AuditValues } from './log.js';
+import { insertAuditValues, sweepAuditLog, type AuditValues } from './writes.js';
 
 /** One entry as the request thread sends it: time in ms since the epoch first. */
 export type AuditTuple = [
@@ -55,14 +56,14 @@ function toValues(t: AuditTuple): AuditValues {
   return values;
 }
 
-function runWorker(): void {
+async function runWorker(): Promise<void> {
   // The process that starts this thread has checked already (src/main.ts); this is for any
   // other that would. Before the store opens: its native addon crashes an older Node.
   const refusal = nodeVersionRefusal();
   if (refusal) throw new Error(refusal);
   const port = parentPort!;
   const { location, flushRows, maxQueued } = workerData as AuditWorkerData;
-  const store = openStoreAt(location);
+  const store = await openStoreOfDialect(location);
   // Received batches wait as JSON; `failed` holds parsed entries the store refused.
   let received: string[] = [];
   let receivedCount = 0;
@@ -151,4 +152,12 @@ function runWorker(): void {
   });
 }
 
-if (parentPort && (workerData as Partial<AuditWorkerData> | null)?.auditWorker) runWorker();
+if (parentPort && (workerData as Partial<AuditWorkerData> | null)?.auditWorker) {
+  // A failed start (the store cannot be opened) is thrown in the thread: the writer hears it
+  // as the thread's error, as it did when opening was synchronous.
+  runWorker().catch((err: unknown) =>
+    setImmediate(() => {
+      throw err;
+    }),
+  );
+}

@@ -5,7 +5,8 @@ import t from 'tap';
 import { openStore } from '../../../src/db/store.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 import type { NewAuditLogRow } from '../../../src/db/schema.js';
-import { insertAuditEntries, sweepAuditLog } from '../../../src/domain/audit/log.js';
+import { insertAuditEntries } from '../../../src/domain/audit/log.js';
+import { sweepAuditLog } from '../../../src/domain/audit/writes.js';
 import { AuditWriter, type AuditTuple } from '../../../src/domain/audit/writer.js';
 import { testStoreConfig } from '../../support/store.js';
 

@@ -1,0 +1,35 @@
+/**
+ * What the audit writer thread does to the store: insert entries, delete old ones. Apart from
+ * log.ts (the API's reading side, with its schemas), so the thread loads no more than these
+ * queries need: each module a thread loads is paid again at every server start.
+ */
+import {
+  deleteAuditLogBefore,
+  insertAuditLogValues,
+  type AuditLogValues,
+} from '../../db/queries/audit-log.js';
+import type { Db } from '../../db/store.js';
+
+/** An entry's column values, in the order of the audit log's columns. */
+export type AuditValues = AuditLogValues;
+
+/** Writes entries, given as column values, in one transaction. */
+export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<void> {
+  await insertAuditLogValues(db, rows);
+}
+
+/**
+ * Deletes entries older than `before`, a few thousand at a time so a large sweep never holds
+ * the write lock for long. Returns how many went.
+ */
+export async function sweepAuditLog(db: Db, before: Date, chunk = 5000): Promise<number> {
+  const cutoff = before.toISOString();
+  let deleted = 0;
+  for (;;) {
+    const n = await deleteAuditLogBefore(db, cutoff, chunk);
+    deleted += n;
+    if (n < chunk) return deleted;
+    // Let requests in between the chunks.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
