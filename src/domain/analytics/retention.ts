@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { deleteInChunks } from '../../db/delete-in-chunks.js';
 import { deleteInteractionsBefore } from '../../db/queries/analytics.js';
 import type { Executor } from '../../db/transaction.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
@@ -6,18 +7,12 @@ import { PollingWorker } from '../../runtime/polling-worker.js';
 const DAY_MS = 86_400_000;
 
 /**
- * Deletes raw interactions older than `before`, a few thousand at a time so a large sweep
- * never holds the write lock for long. The daily rollups stay: every answer reads them.
+ * Deletes raw interactions older than `before`, in chunks (deleteInChunks). The daily rollups
+ * stay: every answer reads them.
  */
 export async function purgeInteractions(db: Executor, before: Date, chunk = 5000): Promise<number> {
   const cutoff = before.toISOString();
-  let deleted = 0;
-  for (;;) {
-    const n = await deleteInteractionsBefore(db, cutoff, chunk);
-    deleted += n;
-    if (n < chunk) return deleted;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  return deleteInChunks((n) => deleteInteractionsBefore(db, cutoff, n), chunk);
 }
 
 export interface AnalyticsRetention {

@@ -8,6 +8,7 @@ import {
   insertAuditLogValues,
   type AuditLogValues,
 } from '../../db/queries/audit-log.js';
+import { deleteInChunks } from '../../db/delete-in-chunks.js';
 import type { Db } from '../../db/store.js';
 
 /** An entry's column values, in the order of the audit log's columns. */
@@ -18,18 +19,8 @@ export async function insertAuditValues(db: Db, rows: AuditValues[]): Promise<vo
   await insertAuditLogValues(db, rows);
 }
 
-/**
- * Deletes entries older than `before`, a few thousand at a time so a large sweep never holds
- * the write lock for long. Returns how many went.
- */
+/** Deletes entries older than `before`, in chunks (deleteInChunks). Returns how many went. */
 export async function sweepAuditLog(db: Db, before: Date, chunk = 5000): Promise<number> {
   const cutoff = before.toISOString();
-  let deleted = 0;
-  for (;;) {
-    const n = await deleteAuditLogBefore(db, cutoff, chunk);
-    deleted += n;
-    if (n < chunk) return deleted;
-    // Let requests in between the chunks.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  return deleteInChunks((n) => deleteAuditLogBefore(db, cutoff, n), chunk);
 }
