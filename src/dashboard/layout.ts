@@ -126,6 +126,27 @@ ${options.value ?? ''}</textarea>`;
   </div>`;
 }
 
+/**
+ * The links under a paged list: "11–20 of 45", Previous and Next. `link(offset)` writes a
+ * page's address (keeping the list's filters); `count` formats the numbers for the reader.
+ */
+export function pager(options: {
+  offset: number;
+  shown: number;
+  total: number;
+  pageSize: number;
+  hasMore: boolean;
+  link: (offset: number) => string;
+  count: (n: number) => string;
+}): Html {
+  const { offset, shown, total, pageSize, hasMore, link, count } = options;
+  return markup`<div class="pager">
+    <span>${shown === 0 ? '' : `${count(offset + 1)}–${count(offset + shown)} of ${count(total)}`}</span>
+    ${offset > 0 ? markup`<a href="${link(Math.max(0, offset - pageSize))}">Previous</a>` : ''}
+    ${hasMore ? markup`<a href="${link(offset + pageSize)}">Next</a>` : ''}
+  </div>`;
+}
+
 export function table(headers: string[], rows: Interpolation[][]): Html {
   return markup`<div class="scroll" tabindex="0">
     <table>

@@ -151,3 +151,47 @@ t.test("an endpoint's deliveries are paged and filtered by state and event", asy
   t.equal(bad.status, 400);
   t.match(bad.text, 'status');
 });
+
+t.test("an integration's sync history is paged", async (t) => {
+  const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' });
+  const created = await s.request('POST', '/v1/integrations', {
+    body: { platform: 'feed', settings: { url: 'http://127.0.0.1:9/feed.csv' } },
+  });
+  t.equal(created.status, 201, created.text);
+  const id = created.body.id;
+  // 23 finished syncs, written as the runner records them (no source to sync from here).
+  for (let i = 0; i < 23; i++) {
+    const at = new Date(Date.UTC(2026, 10, 1, 0, i)).toISOString();
+    await s.server.store.db
+      .insertInto('sync_runs')
+      .values({
+        id: `sync_${String(i).padStart(2, '0')}`,
+        integration_id: id,
+        status: 'succeeded',
+        trigger: 'manual',
+        started_at: at,
+        finished_at: at,
+        duration_ms: 10,
+        fetched: i,
+        errors: '[]',
+        error: null,
+        owner: 'test',
+        pid: process.pid,
+        hostname: 'test',
+        heartbeat_ms: 0,
+      })
+      .execute();
+  }
+  const dash = await signInDashboard(s, s.keys.read_only);
+  const first = await dash.get(`/dashboard/integrations/${id}`);
+  t.equal(first.status, 200, first.text);
+  t.equal(rowsOf(first.text).length, 20, 'a page of 20');
+  t.match(first.text, /1–20 of 23/);
+  const next = /href="([^"]+)">Next</.exec(first.text)?.[1];
+  t.equal(decode(next!), `/dashboard/integrations/${id}?offset=20`);
+  const second = await dash.get(decode(next!));
+  t.equal(rowsOf(second.text).length, 3);
+  t.match(second.text, /21–23 of 23/);
+  t.match(second.text, `href="/dashboard/integrations/${id}">Previous<`);
+  t.notMatch(second.text, />Next</);
+});

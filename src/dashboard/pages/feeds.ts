@@ -16,7 +16,7 @@ import { FeedListQueryString } from '../../http/schemas/feeds.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, table, type Viewer } from '../layout.js';
+import { csrfField, field, pager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/feeds';
@@ -265,13 +265,15 @@ export const feedPages: DashRoute[] = [
                   ]),
                 )
           }
-          <div class="pager">
-            <span
-              >${page.products.length === 0 ? '' : `${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + page.products.length)} of ${dash.fmt.number(issue.count)}`}</span
-            >
-            ${offset > 0 ? markup`<a href="${problemsPath(f.id, issue.code, Math.max(0, offset - PROBLEM_PAGE))}">Previous</a>` : ''}
-            ${page.more ? markup`<a href="${problemsPath(f.id, issue.code, offset + PROBLEM_PAGE)}">Next</a>` : ''}
-          </div>
+          ${pager({
+            offset,
+            shown: page.products.length,
+            total: issue.count,
+            pageSize: PROBLEM_PAGE,
+            hasMore: page.more,
+            link: (at) => problemsPath(f.id, issue.code, at),
+            count: (n) => dash.fmt.number(n),
+          })}
           <p><a href="${feedPath(f.id)}">Back to ${f.name}</a></p>`,
       );
     },

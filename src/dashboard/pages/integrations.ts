@@ -21,12 +21,14 @@ import {
 } from '../../http/schemas/integrations.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, table, type Viewer } from '../layout.js';
+import { csrfField, field, pager, table, type Viewer } from '../layout.js';
 import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/integrations';
 const intPath = (id: string) => `${PATH}/${encodeURIComponent(id)}`;
+/** Syncs listed per page of an integration's history. */
+const SYNCS_PER_PAGE = 20;
 
 function runnerOf(dash: DashContext): SyncRunner {
   if (!dash.deps.integrations) {
@@ -280,7 +282,11 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
   const id = String(ctx.params.id);
   const i = await getIntegration(dash.deps.db, id);
   const status = await syncStatus(dash.deps.db, id);
-  const q = parseInput(SyncHistoryQueryString, { limit: '20', ...queryOf(ctx) }, 'query');
+  const q = parseInput(
+    SyncHistoryQueryString,
+    { limit: String(SYNCS_PER_PAGE), ...queryOf(ctx) },
+    'query',
+  );
   const history = await syncHistory(dash.deps.db, id, q);
   const running = status.status === 'running';
   const write = canWrite(dash.viewer);
@@ -331,6 +337,15 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
               history.syncs.map((r) => runRow(r, dash.fmt)),
             )
       }
+      ${pager({
+        offset: history.pagination.offset,
+        shown: history.syncs.length,
+        total: history.pagination.total,
+        pageSize: SYNCS_PER_PAGE,
+        hasMore: history.pagination.has_more,
+        link: (at) => (at > 0 ? `${intPath(i.id)}?offset=${at}` : intPath(i.id)),
+        count: (n) => dash.fmt.number(n),
+      })}
       <p><a href="${PATH}">All integrations</a></p>`,
     200,
     running ? 2 : undefined,

@@ -18,7 +18,7 @@ import {
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, table, type Viewer } from '../layout.js';
+import { csrfField, field, pager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/webhooks';
@@ -209,13 +209,15 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
               ]),
             )
       }
-      <div class="pager">
-        <span
-          >${deliveries.deliveries.length === 0 ? '' : `${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + deliveries.deliveries.length)} of ${dash.fmt.number(total)}`}</span
-        >
-        ${offset > 0 ? markup`<a href="${pageLink(Math.max(0, offset - DELIVERIES_PER_PAGE))}">Previous</a>` : ''}
-        ${has_more ? markup`<a href="${pageLink(offset + DELIVERIES_PER_PAGE)}">Next</a>` : ''}
-      </div>
+      ${pager({
+        offset,
+        shown: deliveries.deliveries.length,
+        total,
+        pageSize: DELIVERIES_PER_PAGE,
+        hasMore: has_more,
+        link: pageLink,
+        count: (n) => dash.fmt.number(n),
+      })}
       <p><a href="${PATH}">All endpoints</a></p>`,
   );
 }
