@@ -1,4 +1,4 @@
-import { AVAILABILITIES } from '../../domain/catalogue/product.js';
+import { AGE_GROUPS, AVAILABILITIES, CONDITIONS, GENDERS } from '../../domain/catalogue/product.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
 import { field } from '../layout.js';
@@ -21,17 +21,17 @@ const ATTRIBUTE_FIELDS: AttributeField[] = [
   { key: 'url', label: 'Product page URL', hint: 'https://shop.example.com/products/trail-shoe' },
   { key: 'gtin', label: 'GTIN (barcode)', hint: 'GTIN-8, -12, -13 or -14' },
   { key: 'mpn', label: 'MPN (manufacturer part number)' },
-  { key: 'condition', label: 'Condition', options: ['', 'new', 'refurbished', 'used'] },
+  { key: 'condition', label: 'Condition', options: ['', ...CONDITIONS] },
   { key: 'availability', label: 'Availability', options: ['', ...AVAILABILITIES] },
   { key: 'inventory_quantity', label: 'Inventory quantity', type: 'number' },
   { key: 'color', label: 'Color' },
   { key: 'size', label: 'Size' },
   { key: 'material', label: 'Material' },
-  { key: 'gender', label: 'Gender', options: ['', 'male', 'female', 'unisex'] },
+  { key: 'gender', label: 'Gender', options: ['', ...GENDERS] },
   {
     key: 'age_group',
     label: 'Age group',
-    options: ['', 'newborn', 'infant', 'toddler', 'kids', 'adult'],
+    options: ['', ...AGE_GROUPS],
   },
   {
     key: 'item_group_id',

@@ -9,6 +9,10 @@ import { normaliseHttpUrl } from './url.js';
 
 export const AVAILABILITIES = ['in_stock', 'out_of_stock', 'preorder', 'backorder'] as const;
 export type Availability = (typeof AVAILABILITIES)[number];
+/** The values the API takes for `attributes.condition`, `.gender` and `.age_group`. */
+export const CONDITIONS = ['new', 'refurbished', 'used'] as const;
+export const GENDERS = ['male', 'female', 'unisex'] as const;
+export const AGE_GROUPS = ['newborn', 'infant', 'toddler', 'kids', 'adult'] as const;
 
 const AVAILABILITY: ReadonlySet<string> = new Set(AVAILABILITIES);
 

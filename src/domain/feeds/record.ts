@@ -1,5 +1,6 @@
 import type { FeedSourceRow } from '../../db/queries/feeds.js';
 import {
+  CONDITIONS,
   isAvailability,
   readCatalogueProduct,
   type CatalogueProduct,
@@ -75,7 +76,7 @@ export function feedSettings(storeName: string, storeUrl: string): FeedSettings 
 
 export const TITLE_MAX = 150;
 export const DESCRIPTION_MAX = 5000;
-const CONDITION = new Set(['new', 'refurbished', 'used']);
+const CONDITION: ReadonlySet<string> = new Set(CONDITIONS);
 
 // The XML 1.0 Char production allows tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD and
 // U+10000-U+10FFFF. Everything else (other C0 controls, lone surrogates, U+FFFE, U+FFFF)

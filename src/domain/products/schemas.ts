@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AVAILABILITIES } from '../catalogue/product.js';
+import { AGE_GROUPS, AVAILABILITIES, CONDITIONS, GENDERS } from '../catalogue/product.js';
 import { isCurrency } from '../money.js';
 import { CLIENT_ID_PATTERN, httpUrl, isValidGtin, JsonValue, text } from '../fields.js';
 import { pageFields } from '../pagination.js';
@@ -55,7 +55,7 @@ export const Attributes = z
       .refine(isValidGtin, 'must be a GTIN-8, -12, -13 or -14 with a valid check digit')
       .optional(),
     mpn: text(70, { min: 1 }).optional(),
-    condition: z.enum(['new', 'refurbished', 'used']).optional(),
+    condition: z.enum(CONDITIONS).optional(),
     availability: z.enum(AVAILABILITIES).optional(),
     inventory_quantity: z.int().min(0).max(1_000_000_000).optional(),
     item_group_id: z
@@ -65,8 +65,8 @@ export const Attributes = z
     color: text(100, { min: 1 }).optional(),
     size: text(100, { min: 1 }).optional(),
     material: text(200, { min: 1 }).optional(),
-    gender: z.enum(['male', 'female', 'unisex']).optional(),
-    age_group: z.enum(['newborn', 'infant', 'toddler', 'kids', 'adult']).optional(),
+    gender: z.enum(GENDERS).optional(),
+    age_group: z.enum(AGE_GROUPS).optional(),
     // Google's agentic checkout attributes (docs/feeds.md#channels, the google profile).
     native_commerce: z.boolean().optional(),
     merchant_item_id: text(100, { min: 1 }).optional(),

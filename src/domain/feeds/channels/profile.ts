@@ -6,7 +6,7 @@
  * that reason); a `warning` is published as found (an optional value the platform would
  * refuse is left out of the record, and the warning says so).
  */
-import type { CatalogueProduct } from '../../catalogue/product.js';
+import { CONDITIONS, type CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
 import { codePointLength, isValidGtin } from '../../fields.js';
 import { dropForbiddenCharacters as clean } from '../record.js';
@@ -153,7 +153,7 @@ export function textOf(value: unknown): string {
 }
 
 /** The conditions the OpenAI, Google and Stripe specs take. */
-const CONDITIONS = new Set(['new', 'refurbished', 'used']);
+const CONDITION: ReadonlySet<string> = new Set(CONDITIONS);
 
 /** The product's GTIN, or '' with `invalid` pushed when its check digit is wrong. */
 export function checkedGtin(value: unknown, invalid: ChannelIssue, issues: ChannelIssue[]): string {
@@ -170,7 +170,7 @@ export function checkedCondition(
   issues: ChannelIssue[],
 ): string {
   const condition = textOf(value);
-  if (condition === '' || CONDITIONS.has(condition)) return condition;
+  if (condition === '' || CONDITION.has(condition)) return condition;
   issues.push(invalid);
   return '';
 }
