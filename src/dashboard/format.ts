@@ -33,19 +33,27 @@ export function localeOf(acceptLanguage: string | undefined): string {
   return DEFAULT_LOCALE;
 }
 
-/** Intl objects are costly to build: kept per locale and options (a bounded cache). */
+/**
+ * A value kept under its key in a map that is emptied when it reaches `limit` entries (the
+ * dashboard's caches: what one page writes repeats on every load, and its keys are few).
+ */
+function bounded<K, V>(map: Map<K, V>, key: K, make: () => V, limit = 5000): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    if (map.size >= limit) map.clear();
+    map.set(key, (value = make()));
+  }
+  return value;
+}
+
+/** Intl objects are costly to build: kept per locale and options. */
 const kept = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat | Intl.RelativeTimeFormat>();
 
 function keep<T extends Intl.NumberFormat | Intl.DateTimeFormat | Intl.RelativeTimeFormat>(
   key: string,
   make: () => T,
 ): T {
-  let value = kept.get(key) as T | undefined;
-  if (!value) {
-    if (kept.size > 500) kept.clear();
-    kept.set(key, (value = make()));
-  }
-  return value;
+  return bounded(kept, key, make, 500) as T;
 }
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -74,15 +82,6 @@ interface Stamp {
  */
 const stamps = new Map<string, Stamp | null>();
 const texts = new Map<string, string>();
-
-function bounded<V>(map: Map<string, V>, key: string, make: () => V): V {
-  let value = map.get(key);
-  if (value === undefined) {
-    if (map.size >= 5000) map.clear();
-    map.set(key, (value = make()));
-  }
-  return value;
-}
 
 function stampOf(iso: string | null | undefined): Stamp | undefined {
   if (!iso) return undefined;
@@ -133,16 +132,11 @@ export class Formatter {
       const format = keep(key, () => {
         return new Intl.NumberFormat(this.locale, { maximumFractionDigits: digits });
       });
-      let written = numberTexts.get(key);
-      if (!written) numberTexts.set(key, (written = new Map()));
+      const written = bounded(numberTexts, key, () => new Map<number, string>(), 500);
       this.numbers.set(digits, (kind = { format, written }));
     }
-    let text = kind.written.get(value);
-    if (text === undefined) {
-      if (kind.written.size >= 5000) kind.written.clear();
-      kind.written.set(value, (text = kind.format.format(value)));
-    }
-    return text;
+    const { format, written } = kind;
+    return bounded(written, value, () => format.format(value));
   }
 
   /** A fraction as a percentage with one decimal: 0.125 -> 12.5%. */
