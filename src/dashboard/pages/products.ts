@@ -16,7 +16,7 @@ import { ProductListQueryString } from '../../http/schemas/products.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, table, type Viewer } from '../layout.js';
+import { csrfField, field, pager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 import { attributeFields, attributesOf, attributeValues } from './product-attributes.js';
 
@@ -165,14 +165,15 @@ export const productPages: DashRoute[] = [
                   dash.fmt.when(p.updated_at),
                 ]),
               )}
-                <div class="pager">
-                  <span
-                    >${dash.fmt.number(offset + 1)}–${dash.fmt.number(offset + list.products.length)}
-                    of ${dash.fmt.number(list.pagination.total)}</span
-                  >
-                  ${offset > 0 ? markup`<a href="${link(offset - limit)}">Previous</a>` : ''}
-                  ${list.pagination.has_more ? markup`<a href="${link(offset + limit)}">Next</a>` : ''}
-                </div>`;
+                ${pager({
+                  offset,
+                  shown: list.products.length,
+                  total: list.pagination.total,
+                  pageSize: limit,
+                  hasMore: list.pagination.has_more,
+                  link,
+                  count: (n) => dash.fmt.number(n),
+                })}`;
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         body = markup`<div class="error" role="alert">${err.message}</div>`;

@@ -41,6 +41,8 @@ export async function productsWithProblem(
   page: { offset: number; limit: number },
 ): Promise<ProblemPage | undefined> {
   const dot = code.indexOf('.');
+  // Codes are `field.problem`; anything else names no product.
+  if (dot <= 0) return { products: [], more: false };
   const field = code.slice(0, dot);
   const problem = code.slice(dot + 1);
   // The line holds the issue as JSON: a plain text search skips the lines without it unparsed.
@@ -62,7 +64,7 @@ export async function productsWithProblem(
   const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
   try {
     for await (const line of lines) {
-      if (dot <= 0 || !line.includes(needle)) continue;
+      if (!line.includes(needle)) continue;
       const entry = JSON.parse(line) as DiagnosticsLine;
       if (!entry.issues.some((i) => i.field === field && i.problem === problem)) continue;
       if (seen++ < page.offset) continue;
