@@ -338,12 +338,6 @@ async function endpoints(env: Record<string, string>, key: string): Promise<void
   }
 }
 
-/** 50 connections for `seconds` (wrk, or autocannon where wrk is not installed). */
-async function drive(url: string, seconds: number): Promise<{ rps: number; served: number }> {
-  const { rps, served } = await load({ url, connections: 50, seconds });
-  return { rps, served };
-}
-
 async function recording(env: Record<string, string>): Promise<void> {
   const config = loadConfig({
     ...env,
@@ -375,14 +369,14 @@ async function recording(env: Record<string, string>): Promise<void> {
   const rows: (string | number)[][] = [];
   let served = 0;
   try {
-    await drive(`${on.url}${target}`, 1);
-    await drive(`${off.url}${target}`, 1);
+    await load({ url: `${on.url}${target}`, connections: 50, seconds: 1 });
+    await load({ url: `${off.url}${target}`, connections: 50, seconds: 1 });
     await on.flushRequests();
     const before = await count();
     const storedBefore = on.recorded().stored;
     for (let round = 0; round < ROUNDS; round++) {
-      const a = await drive(`${off.url}${target}`, SECONDS);
-      const b = await drive(`${on.url}${target}`, SECONDS);
+      const a = await load({ url: `${off.url}${target}`, connections: 50, seconds: SECONDS });
+      const b = await load({ url: `${on.url}${target}`, connections: 50, seconds: SECONDS });
       served += b.served;
       ratios.push(b.rps / a.rps);
       rows.push([round + 1, fmt(a.rps), fmt(b.rps), (b.rps / a.rps).toFixed(3)]);
