@@ -1,6 +1,11 @@
 import type { Executor } from '../transaction.js';
 import type { ExpressionBuilder } from 'kysely';
-import type { Database, FeedDeliveryRow, FeedDeliveryRowUpdate } from '../schema.js';
+import type {
+  Database,
+  FeedDeliveryRow,
+  FeedDeliveryRowUpdate,
+  FeedDeliveryStatus,
+} from '../schema.js';
 
 export async function insertFeedDelivery(db: Executor, row: FeedDeliveryRow): Promise<void> {
   await db.insertInto('feed_deliveries').values(row).execute();
@@ -44,15 +49,22 @@ export async function findLastDelivered(
 }
 
 /** A feed's deliveries, newest first. */
+/** Which of a feed's deliveries a list shows: all, or those in one state. */
+export interface FeedDeliveryFilter {
+  status?: FeedDeliveryStatus | undefined;
+}
+
 export async function listFeedDeliveryRows(
   db: Executor,
   feedId: string,
+  filter: FeedDeliveryFilter,
   page: { limit: number; offset: number },
 ): Promise<FeedDeliveryRow[]> {
   return db
     .selectFrom('feed_deliveries')
     .selectAll()
     .where('feed_id', '=', feedId)
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(page.limit)
@@ -60,11 +72,16 @@ export async function listFeedDeliveryRows(
     .execute();
 }
 
-export async function countFeedDeliveries(db: Executor, feedId: string): Promise<number> {
+export async function countFeedDeliveries(
+  db: Executor,
+  feedId: string,
+  filter: FeedDeliveryFilter = {},
+): Promise<number> {
   const row = await db
     .selectFrom('feed_deliveries')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('feed_id', '=', feedId)
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

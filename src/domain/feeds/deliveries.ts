@@ -24,7 +24,7 @@ import {
   type DeliveryLease,
 } from '../../db/queries/feed-deliveries.js';
 import { findFeedById } from '../../db/queries/feeds.js';
-import type { FeedDeliveryRow, FeedRow } from '../../db/schema.js';
+import type { FeedDeliveryRow, FeedDeliveryStatus, FeedRow } from '../../db/schema.js';
 import type { Db } from '../../db/store.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
@@ -198,14 +198,17 @@ export async function planDelivery(
   return row;
 }
 
+/** A page of a feed's deliveries, newest first; `status` keeps those in one state. */
 export async function listDeliveries(
   db: Db,
   feedId: string,
-  page: { limit: number; offset: number },
+  query: { limit: number; offset: number; status?: FeedDeliveryStatus | undefined },
 ) {
   if (!(await findFeedById(db, feedId))) throw notFound('feed', feedId);
-  const rows = await listFeedDeliveryRows(db, feedId, page);
-  const total = await countFeedDeliveries(db, feedId);
+  const { limit, offset, ...filter } = query;
+  const page = { limit, offset };
+  const rows = await listFeedDeliveryRows(db, feedId, filter, page);
+  const total = await countFeedDeliveries(db, feedId, filter);
   return {
     deliveries: rows.map(presentDelivery),
     pagination: presentPagination(page, rows.length, total),

@@ -30,7 +30,7 @@ import { presentPagination } from '../pagination.js';
 import { checkChannelDefinition, parseFeedSettings } from './channels/index.js';
 import { checkDeliveryChannel, deliveryColumns } from './delivery-definition.js';
 import { parseDelivery } from './delivery-schemas.js';
-import type { SecretBox } from '../integrations/secret-box.js';
+import { SecretBox, type KeySettings } from '../integrations/secret-box.js';
 
 /** Products per second assumed until the pipeline has measured itself on a large feed. */
 export const DEFAULT_FEED_RATE = 40_000;
@@ -48,6 +48,22 @@ export interface FeedOptions {
   box?: SecretBox;
   /** ALLOW_PRIVATE_TARGETS: the outbound guard's setting for delivery targets. */
   allowPrivate?: boolean;
+}
+
+/** The options every writer of feeds (the API, the dashboard) uses, from the configuration. */
+export function feedOptionsOf(
+  config: KeySettings & {
+    BASE_URL: string;
+    FEEDS_DEBOUNCE_MS: number;
+    ALLOW_PRIVATE_TARGETS: boolean;
+  },
+): FeedOptions {
+  return {
+    baseUrl: config.BASE_URL,
+    startDelayMs: config.FEEDS_DEBOUNCE_MS,
+    box: new SecretBox(config),
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+  };
 }
 
 function exportUrl(baseUrl: string, id: string): string {

@@ -5,12 +5,12 @@ import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domai
 import { previewFeed } from '../../domain/feeds/preview.js';
 import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
 import { FeedDeliveryList, FeedDeliveryRecord } from '../../domain/feeds/delivery-schemas.js';
-import { SecretBox } from '../../domain/integrations/secret-box.js';
 import { FeedDeliveryListQuery } from '../schemas/feeds.js';
 import {
   createFeed,
   deleteFeed,
   feedNotReady,
+  feedOptionsOf,
   findPublishedFeed,
   getFeed,
   listFeeds,
@@ -66,14 +66,7 @@ function recordExport(ctx: Koa.Context, deps: RouteDeps): void {
   });
 }
 
-function feedOptions(deps: RouteDeps) {
-  return {
-    baseUrl: deps.config.BASE_URL,
-    startDelayMs: deps.config.FEEDS_DEBOUNCE_MS,
-    box: new SecretBox(deps.config),
-    allowPrivate: deps.config.ALLOW_PRIVATE_TARGETS,
-  };
-}
+const feedOptions = (deps: RouteDeps) => feedOptionsOf(deps.config);
 
 const DeliveryParams = z.object({
   id: z.string().min(1).max(200),

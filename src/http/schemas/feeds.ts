@@ -11,13 +11,16 @@ import {
   FeedUpdate,
   ProductIds,
 } from '../../domain/feeds/schemas.js';
+import { FeedDeliveryStatusName } from '../../domain/feeds/delivery-schemas.js';
 import { z } from 'zod';
 import { pageFields } from '../../domain/pagination.js';
 import { doc, docFields } from './registry.js';
 import { pageQuery } from './shared.js';
 
-/** A feed's deliveries: a page. */
-export const FeedDeliveryListQuery = z.strictObject(pageFields).extend(pageQuery);
+/** A feed's deliveries: a page, of one state or all. */
+export const FeedDeliveryListQuery = z
+  .strictObject({ status: FeedDeliveryStatusName.optional(), ...pageFields })
+  .extend(pageQuery);
 
 /** The feed list's query string: the domain's filter, with numbers read from text. */
 export const FeedListQueryString = FeedListQuery.extend(pageQuery);
