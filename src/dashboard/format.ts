@@ -63,6 +63,9 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['second', 1000],
 ];
 
+/** Intl's sanctioned units of size, by powers of 1,000. */
+const BYTE_UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const;
+
 /** Times nearer than this are written relative to now ("5 minutes ago"), others as dates. */
 const RELATIVE_WITHIN_MS = 7 * 86_400_000;
 
@@ -137,6 +140,26 @@ export class Formatter {
     }
     const { format, written } = kind;
     return bounded(written, value, () => format.format(value));
+  }
+
+  /** A size in bytes in the largest unit under 1,000 of it: 1,234,567 -> 1.2 MB (decimal units). */
+  bytes(value: number | null | undefined): string {
+    if (value === undefined || value === null) return '—';
+    let unit = 0;
+    let n = value;
+    while (n >= 1000 && unit < BYTE_UNITS.length - 1) {
+      n /= 1000;
+      unit++;
+    }
+    const name = BYTE_UNITS[unit]!;
+    return keep(`b\u0000${this.locale}\u0000${name}`, () => {
+      return new Intl.NumberFormat(this.locale, {
+        style: 'unit',
+        unit: name,
+        unitDisplay: 'short',
+        maximumFractionDigits: unit === 0 ? 0 : 1,
+      });
+    }).format(n);
   }
 
   /** A fraction as a percentage with one decimal: 0.125 -> 12.5%. */

@@ -2,6 +2,7 @@ import type { KeyLevel } from '../db/schema.js';
 import { markup, type Html, type Interpolation } from '../markup.js';
 import { SCRIPT_PATH, STYLESHEET_PATH } from './assets.js';
 import { FAVICON_PATH } from './favicon.js';
+import type { Formatter } from './format.js';
 
 export interface Viewer {
   keyId: string;
@@ -94,6 +95,8 @@ export function field(options: {
   options?: readonly string[];
   /** What the empty option reads as (default "(any)"). */
   emptyLabel?: string;
+  /** What an option reads as, when not its value. */
+  labels?: Readonly<Record<string, string>>;
 }): Html {
   const id = options.id ?? `f-${options.name.replace(/[^a-z0-9_-]/gi, '-')}`;
   const errId = `${id}-error`;
@@ -104,7 +107,7 @@ export function field(options: {
     control = markup`<select id="${id}" name="${options.name}" ${invalid}>
       ${options.options.map(
         (o) =>
-          markup`<option${o === (options.value ?? '') ? markup` selected` : ''} value="${o}">${o || (options.emptyLabel ?? '(any)')}</option>`,
+          markup`<option${o === (options.value ?? '') ? markup` selected` : ''} value="${o}">${options.labels?.[o] ?? (o || (options.emptyLabel ?? '(any)'))}</option>`,
       )}
     </select>`;
   } else if (options.textarea) {
@@ -145,6 +148,23 @@ export function pager(options: {
     ${offset > 0 ? markup`<a href="${link(Math.max(0, offset - pageSize))}">Previous</a>` : ''}
     ${hasMore ? markup`<a href="${link(offset + pageSize)}">Next</a>` : ''}
   </div>`;
+}
+
+/** The pager under a page of an API list answer (its `pagination`), counts in the reader's locale. */
+export function listPager(
+  page: { offset: number; total: number; has_more: boolean },
+  options: { shown: number; pageSize: number; link: (offset: number) => string; fmt: Formatter },
+): Html {
+  const { shown, pageSize, link, fmt } = options;
+  return pager({
+    offset: page.offset,
+    shown,
+    total: page.total,
+    pageSize,
+    hasMore: page.has_more,
+    link,
+    count: (n) => fmt.number(n),
+  });
 }
 
 export function table(headers: string[], rows: Interpolation[][]): Html {

@@ -71,6 +71,15 @@ t.test(
     const page = await dash.get('/dashboard/discovery');
     t.equal(page.status, 200);
     t.match(page.text, /Publications to object storage[\s\S]*failed[\s\S]*SignatureDoesNotMatch/);
+    t.match(page.text, /1–3 of 3/);
+    const succeeded = await dash.get('/dashboard/discovery?publications_status=succeeded');
+    t.match(succeeded.text, /1–2 of 2/, 'filtered by state');
+    t.notMatch(succeeded.text, 'SignatureDoesNotMatch');
+    t.match(succeeded.text, '<option selected value="succeeded">succeeded</option>');
+    const wrongState = await dash.get('/dashboard/discovery?publications_status=lost');
+    t.equal(wrongState.status, 400, 'an unknown state is refused as the API refuses it');
+    t.match(wrongState.text, /data-code="[a-z_]+"[^>]*>[^<]*status/, 'naming the field');
+    t.match(page.text, `href="${s.config.FEEDS_URL}/.well-known/ucp"`, 'the UCP profile');
   },
 );
 

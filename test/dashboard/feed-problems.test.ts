@@ -1,21 +1,9 @@
 import t from 'tap';
 import { signInDashboard } from '../support/dashboard.js';
 import { createFeed, runFeeds, waitFor } from '../support/feeds.js';
+import { tableRows } from '../support/html.js';
 import { startReceiver } from '../support/receiver.js';
 import { productBody, startTestServer } from '../support/server.js';
-
-/** The rows of the first table on a page, as the text of their cells. */
-function rowsOf(page: string): string[][] {
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page)?.[1] ?? '';
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) =>
-      cell[1]!
-        .replace(/<[^>]+>/g, ' ')
-        .replace(/\s+/g, ' ')
-        .trim(),
-    ),
-  );
-}
 
 const decode = (href: string) => href.replace(/&amp;/g, '&');
 
@@ -52,13 +40,13 @@ t.test('a feed problem lists its products, with what to do and a link to fix eac
     feedPage.text,
   )?.[1];
   t.ok(link, 'the problem links to its products');
-  const [row] = rowsOf(feedPage.text).filter((r) => r[0] === 'description');
+  const [row] = tableRows(feedPage.text).filter((r) => r[0] === 'description');
   t.same(row!.slice(0, 4), ['description', 'missing', 'error', '55']);
   t.match(row![4], /^no description: see which products and fix them$/);
 
   const first = await dash.get(decode(link!));
   t.equal(first.status, 200, first.text);
-  const listed = rowsOf(first.text);
+  const listed = tableRows(first.text);
   t.equal(listed.length, 50, 'a page of 50');
   t.same(listed[0], [
     'bare-01',
@@ -73,7 +61,7 @@ t.test('a feed problem lists its products, with what to do and a link to fix eac
   t.ok(next, 'a next page');
   const second = await dash.get(decode(next!));
   t.same(
-    rowsOf(second.text).map((r) => r[0]),
+    tableRows(second.text).map((r) => r[0]),
     ['bare-51', 'bare-52', 'bare-53', 'bare-54', 'bare-55'],
   );
   t.match(second.text, /51–55 of 55/);
@@ -122,18 +110,18 @@ t.test("an endpoint's deliveries are paged and filtered by state and event", asy
   const base = `/dashboard/webhooks/${hook.body.id}`;
   const first = await dash.get(base);
   t.equal(first.status, 200, first.text);
-  t.equal(rowsOf(first.text).length, 25, 'a page of 25');
+  t.equal(tableRows(first.text).length, 25, 'a page of 25');
   t.match(first.text, /1–25 of 30/);
   const next = /href="([^"]+)">Next</.exec(first.text)?.[1];
   t.equal(decode(next!), `${base}?offset=25`);
   const second = await dash.get(decode(next!));
-  t.equal(rowsOf(second.text).length, 5);
+  t.equal(tableRows(second.text).length, 5);
   t.match(second.text, /26–30 of 30/);
   t.match(second.text, `href="${base}">Previous<`);
 
   const updated = await dash.get(`${base}?status=&event=product.updated`);
   t.equal(updated.status, 200, updated.text);
-  const rows = rowsOf(updated.text);
+  const rows = tableRows(updated.text);
   t.same(
     rows.map((r) => [r[0]!.split(' ')[0], r[1]]),
     [
@@ -185,12 +173,12 @@ t.test("an integration's sync history is paged", async (t) => {
   const dash = await signInDashboard(s, s.keys.read_only);
   const first = await dash.get(`/dashboard/integrations/${id}`);
   t.equal(first.status, 200, first.text);
-  t.equal(rowsOf(first.text).length, 20, 'a page of 20');
+  t.equal(tableRows(first.text).length, 20, 'a page of 20');
   t.match(first.text, /1–20 of 23/);
   const next = /href="([^"]+)">Next</.exec(first.text)?.[1];
   t.equal(decode(next!), `/dashboard/integrations/${id}?offset=20`);
   const second = await dash.get(decode(next!));
-  t.equal(rowsOf(second.text).length, 3);
+  t.equal(tableRows(second.text).length, 3);
   t.match(second.text, /21–23 of 23/);
   t.match(second.text, `href="/dashboard/integrations/${id}">Previous<`);
   t.notMatch(second.text, />Next</);

@@ -10,6 +10,23 @@ export function unescapeHtml(s: string): string {
 }
 
 /**
+ * The rows of the first table on a page (after the first `after` in it, when given), as the
+ * text of their cells: tags dropped, spaces collapsed, entities left as written.
+ */
+export function tableRows(page: string, after = ''): string[][] {
+  const from = after ? page.indexOf(after) : 0;
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page.slice(Math.max(0, from)))?.[1] ?? '';
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...row[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) =>
+      cell[1]!
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    ),
+  );
+}
+
+/**
  * The fields of the first form on a page posting to `action`, as a browser sends them when
  * nothing is changed: inputs, textareas and the selected option of each select.
  */

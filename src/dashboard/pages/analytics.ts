@@ -193,7 +193,7 @@ async function searchesSection(
   const rows = (list: typeof top_queries) =>
     list.map((q) => [q.query, fmt.number(q.searches), fmt.number(q.no_results)]);
   const headers = ['Query', 'Searches', 'Found nothing'];
-  return markup`<h2>What agents searched for</h2>
+  return markup`<h2 id="searches">What agents searched for</h2>
     ${
       top_queries.length === 0
         ? markup`<p>No agent searched the catalog (UCP) in this period.</p>`

@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PUBLISHED_MARKER } from '../../domain/discovery/layout.js';
-import { listPublications } from '../../domain/publications/publications.js';
+import { MCP_PATH } from '../../domain/ucp/profile.js';
+import { listPublications, PURGE_ATTEMPTS } from '../../domain/publications/publications.js';
+import { PUBLICATION_STATUSES } from '../../domain/publications/schemas.js';
+import { PublicationListQueryString } from '../../http/schemas/publications.js';
+import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, table } from '../layout.js';
+import { csrfField, field, listPager, pager, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/discovery';
@@ -41,52 +45,72 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 const BRANDS_PER_PAGE = 50;
 const PUBLICATIONS_SHOWN = 10;
 
-/** The last uploads to PUBLISH_TARGET, failures and failed purges in words. */
-async function publicationsSection(dash: DashContext): Promise<Html | ''> {
+/** The uploads to PUBLISH_TARGET, newest first, by state and paged; failures in words. */
+async function publicationsSection(
+  dash: DashContext,
+  query: Record<string, string>,
+): Promise<Html | ''> {
   if (!dash.deps.config.PUBLISH_TARGET) return '';
-  const { publications } = await listPublications(
-    dash.deps.db,
-    {},
-    { limit: PUBLICATIONS_SHOWN, offset: 0 },
-  );
+  const given: Record<string, string> = { limit: String(PUBLICATIONS_SHOWN) };
+  if (query.publications_status) given.status = query.publications_status;
+  if (query.publications_offset) given.offset = query.publications_offset;
+  const { limit, offset, ...filter } = parseInput(PublicationListQueryString, given, 'query');
+  const { publications, pagination } = await listPublications(dash.deps.db, filter, {
+    limit,
+    offset,
+  });
+  const link = (at: number) => {
+    const params = new URLSearchParams();
+    if (filter.status) params.set('publications_status', filter.status);
+    if (at > 0) params.set('publications_offset', String(at));
+    const text = params.toString();
+    return `${PATH}${text ? `?${text}` : ''}#publications`;
+  };
   const purge = (p: (typeof publications)[number]) =>
     p.purge_status === null
       ? '-'
-      : markup`${p.purge_status}${p.purge_error ? markup`: ${p.purge_error}` : ''}`;
-  return markup`<h2>Publications to object storage</h2>
+      : markup`${p.purge_status}${p.purge_attempts > 1 ? ` (${p.purge_attempts} attempts)` : ''}${p.purge_error ? markup`: ${p.purge_error}` : ''}`;
+  return markup`<h2 id="publications">Publications to object storage</h2>
+    <p class="muted">
+      A failed upload is made good by the next run (Publish now, above); a failed CDN purge is
+      tried again by itself, up to ${PURGE_ATTEMPTS} times.
+    </p>
+    <form class="box filters" method="get" action="${PATH}#publications">
+      <div>
+        ${field({ name: 'publications_status', label: 'State', value: filter.status ?? '', options: ['', ...PUBLICATION_STATUSES] })}
+      </div>
+      <div><button type="submit">Show</button></div>
+    </form>
     ${
       publications.length === 0
-        ? markup`<div class="box"><p>No upload yet: the next pipeline run publishes.</p></div>`
+        ? markup`<div class="box">
+            <p>
+              ${filter.status ? 'No publication in this state.' : 'No upload yet: the next pipeline run publishes.'}
+            </p>
+          </div>`
         : table(
-            [
-              'Started',
-              'Status',
-              'Uploaded',
-              'Unchanged',
-              'Deleted',
-              'Bytes',
-              'CDN purge',
-              'Error',
-            ],
+            ['Started', 'Status', 'Uploaded', 'Unchanged', 'Deleted', 'Size', 'CDN purge', 'Error'],
             publications.map((p) => [
               dash.fmt.when(p.started_at),
               p.status,
               dash.fmt.number(p.uploaded),
               dash.fmt.number(p.skipped),
               dash.fmt.number(p.deleted),
-              dash.fmt.number(p.bytes),
+              dash.fmt.bytes(p.bytes),
               purge(p),
               p.error ?? '',
             ]),
           )
-    }`;
+    }
+    ${listPager(pagination, { shown: publications.length, pageSize: PUBLICATIONS_SHOWN, link, fmt: dash.fmt })}`;
 }
 
 async function renderDiscovery(
   dash: DashContext,
-  offsetText: string | undefined,
+  query: Record<string, string>,
   notice?: string,
 ): Promise<void> {
+  const offsetText = query.offset;
   const { config } = dash.deps;
   const root = config.PUBLIC_DIR;
   const index = await readJson<{ brands?: PublishedBrand[] }>(path.join(root, 'v1', 'index.json'));
@@ -94,8 +118,8 @@ async function renderDiscovery(
   const all = index?.brands ?? [];
   const offset = Math.max(0, Math.min(Number.parseInt(offsetText ?? '0', 10) || 0, all.length));
   const brands = all.slice(offset, offset + BRANDS_PER_PAGE);
-  const link = (o: number) => `${PATH}?offset=${Math.max(0, o)}`;
-  const uploads = await publicationsSection(dash);
+  const link = (o: number) => (o > 0 ? `${PATH}?offset=${o}` : PATH);
+  const uploads = await publicationsSection(dash, query);
   dash.render(
     'Discovery',
     PATH,
@@ -118,6 +142,18 @@ async function renderDiscovery(
             : ''
         }
       </div>
+      <h2>The UCP catalog</h2>
+      <div class="box">
+        <p>
+          Agents that speak the Universal Commerce Protocol find the store's profile at
+          <a href="${config.FEEDS_URL}/.well-known/ucp">${config.FEEDS_URL}/.well-known/ucp</a>
+          and search the catalog over REST (<code>${config.FEEDS_URL}/ucp/catalog/search</code>)
+          or MCP (<code>${config.FEEDS_URL}${MCP_PATH}</code>), without downloading a feed.
+        </p>
+        <p>
+          <a href="/dashboard/analytics#searches">What agents searched for, and what they did not find</a>
+        </p>
+      </div>
       <h2>Published brands</h2>
       ${
         brands.length === 0
@@ -137,11 +173,15 @@ async function renderDiscovery(
               ]),
             )
       }
-      <div class="pager">
-        <span>${all.length === 0 ? '' : `${offset + 1}–${offset + brands.length} of ${all.length} brands`}</span>
-        ${offset > 0 ? markup`<a href="${link(offset - BRANDS_PER_PAGE)}">Previous</a>` : ''}
-        ${offset + BRANDS_PER_PAGE < all.length ? markup`<a href="${link(offset + BRANDS_PER_PAGE)}">Next</a>` : ''}
-      </div>
+      ${pager({
+        offset,
+        shown: brands.length,
+        total: all.length,
+        pageSize: BRANDS_PER_PAGE,
+        hasMore: offset + brands.length < all.length,
+        link,
+        count: (n) => dash.fmt.number(n),
+      })}
       ${uploads}`,
   );
 }
@@ -151,7 +191,7 @@ export const discoveryPages: DashRoute[] = [
     method: 'get',
     path: PATH,
     permission: 'read',
-    handler: (ctx, dash) => renderDiscovery(dash, queryOf(ctx).offset),
+    handler: (ctx, dash) => renderDiscovery(dash, queryOf(ctx)),
   },
   {
     method: 'post',
@@ -161,7 +201,7 @@ export const discoveryPages: DashRoute[] = [
       dash.publish('dashboard');
       await renderDiscovery(
         dash,
-        undefined,
+        {},
         'Publication requested: the pipeline runs in a few seconds. Reload this page to see the new time.',
       );
     },

@@ -21,7 +21,7 @@ import {
 } from '../../http/schemas/integrations.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, pager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, table, type Viewer } from '../layout.js';
 import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
@@ -337,14 +337,11 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
               history.syncs.map((r) => runRow(r, dash.fmt)),
             )
       }
-      ${pager({
-        offset: history.pagination.offset,
+      ${listPager(history.pagination, {
         shown: history.syncs.length,
-        total: history.pagination.total,
         pageSize: SYNCS_PER_PAGE,
-        hasMore: history.pagination.has_more,
         link: (at) => (at > 0 ? `${intPath(i.id)}?offset=${at}` : intPath(i.id)),
-        count: (n) => dash.fmt.number(n),
+        fmt: dash.fmt,
       })}
       <p><a href="${PATH}">All integrations</a></p>`,
     200,

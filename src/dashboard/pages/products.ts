@@ -16,7 +16,7 @@ import { ProductListQueryString } from '../../http/schemas/products.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, pager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 import { attributeFields, attributesOf, attributeValues } from './product-attributes.js';
 
@@ -165,15 +165,7 @@ export const productPages: DashRoute[] = [
                   dash.fmt.when(p.updated_at),
                 ]),
               )}
-                ${pager({
-                  offset,
-                  shown: list.products.length,
-                  total: list.pagination.total,
-                  pageSize: limit,
-                  hasMore: list.pagination.has_more,
-                  link,
-                  count: (n) => dash.fmt.number(n),
-                })}`;
+                ${listPager({ ...list.pagination, offset }, { shown: list.products.length, pageSize: limit, link, fmt: dash.fmt })}`;
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         body = markup`<div class="error" role="alert">${err.message}</div>`;

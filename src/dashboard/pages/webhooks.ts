@@ -18,7 +18,7 @@ import {
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, pager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/webhooks';
@@ -114,7 +114,6 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
     'query',
   );
   const deliveries = await listDeliveries(dash.deps.db, id, q);
-  const { offset, total, has_more } = deliveries.pagination;
   const pageLink = (at: number) => {
     const params = new URLSearchParams();
     if (q.status) params.set('status', q.status);
@@ -209,15 +208,7 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
               ]),
             )
       }
-      ${pager({
-        offset,
-        shown: deliveries.deliveries.length,
-        total,
-        pageSize: DELIVERIES_PER_PAGE,
-        hasMore: has_more,
-        link: pageLink,
-        count: (n) => dash.fmt.number(n),
-      })}
+      ${listPager(deliveries.pagination, { shown: deliveries.deliveries.length, pageSize: DELIVERIES_PER_PAGE, link: pageLink, fmt: dash.fmt })}
       <p><a href="${PATH}">All endpoints</a></p>`,
   );
 }
