@@ -64,6 +64,7 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
     '/dashboard/products/new',
     '/dashboard/feeds',
     `/dashboard/feeds/${feedId}`,
+    `/dashboard/feeds/${feedId}/preview`,
     '/dashboard/integrations',
     `/dashboard/integrations/${integrationId}`,
     '/dashboard/webhooks',
