@@ -3,6 +3,7 @@ import t from 'tap';
 import { MAIN, runCliAsync } from '../support/cli.js';
 import { signInDashboard } from '../support/dashboard.js';
 import { startFeedServer } from '../support/feed-server.js';
+import { tableRows } from '../support/html.js';
 import { eventsAfter, feedProduct, jsonl, lastEventSeq } from '../support/integrations.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { INTERRUPTED } from '../../src/domain/integrations/sync.js';
@@ -80,6 +81,13 @@ t.test('a feed replaced by an empty file is held: the catalogue is unchanged', a
   // The history and the status show it; the integration is not in error.
   const history = await server.request('GET', `/v1/integrations/${id}/sync/history`);
   t.match(history.body.syncs[0], { id: held.id, status: 'held', error: held.error });
+  const heldOnly = await server.request('GET', `/v1/integrations/${id}/sync/history?status=held`);
+  t.same(
+    heldOnly.body.syncs.map((r: { id: string }) => r.id),
+    [held.id],
+    'the history lists one state',
+  );
+  t.equal(heldOnly.body.pagination.total, 1);
   const status = await server.request('GET', `/v1/integrations/${id}/sync/status`);
   t.match(status.body, { status: 'idle', last: { id: held.id, status: 'held' } });
   const integration = await server.request('GET', `/v1/integrations/${id}`);
@@ -98,6 +106,14 @@ t.test('a feed replaced by an empty file is held: the catalogue is unchanged', a
   const reader = await signInDashboard(server, server.keys.read_only);
   const readerPage = await reader.get(`/dashboard/integrations/${id}`);
   t.match(readerPage.text, /id="sync-held"/);
+  const succeeded = await reader.get(`/dashboard/integrations/${id}?status=succeeded`);
+  const states = tableRows(succeeded.text, 'id="syncs"').map((r) => r[1]);
+  t.ok(states.length > 0, 'the succeeded syncs are listed');
+  t.ok(
+    states.every((s) => s === 'succeeded'),
+    `only succeeded syncs: ${states.join(', ')}`,
+  );
+  t.match(succeeded.text, '<option selected value="succeeded">succeeded</option>');
   t.notMatch(readerPage.text, /name="force"/, 'a read-only viewer sees no button');
   const noCsrf = await dash.post(
     `/dashboard/integrations/${id}/sync`,

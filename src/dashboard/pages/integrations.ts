@@ -11,6 +11,7 @@ import {
 import {
   FEED_SETTING_FORMATS,
   IntegrationCreate,
+  SYNC_STATUSES,
   type Platform,
   type SyncRun,
 } from '../../domain/integrations/schemas.js';
@@ -278,16 +279,49 @@ async function renderList(
   );
 }
 
+/** An integration's syncs, newest first, 20 a page, filtered by state. */
+async function historySection(ctx: Koa.Context, dash: DashContext, id: string): Promise<Html> {
+  // The filter form sends an empty state for "(any)": left out, as the API takes it.
+  const given = Object.fromEntries(
+    Object.entries(queryOf(ctx)).filter(([k, v]) => v !== '' && (k === 'status' || k === 'offset')),
+  );
+  const q = parseInput(
+    SyncHistoryQueryString,
+    { limit: String(SYNCS_PER_PAGE), ...given },
+    'query',
+  );
+  const history = await syncHistory(dash.deps.db, id, q);
+  const link = (at: number) => {
+    const params = new URLSearchParams();
+    if (q.status) params.set('status', q.status);
+    if (at > 0) params.set('offset', String(at));
+    const text = params.toString();
+    return `${intPath(id)}${text ? `?${text}` : ''}#syncs`;
+  };
+  return markup`<h2 id="syncs">Sync history</h2>
+    <form class="box filters" method="get" action="${intPath(id)}#syncs">
+      <div>
+        ${field({ name: 'status', id: 'f-sync-status', label: 'State', value: q.status ?? '', options: ['', ...SYNC_STATUSES] })}
+      </div>
+      <div><button type="submit">Show</button></div>
+    </form>
+    ${
+      history.syncs.length === 0
+        ? markup`<p>
+            ${q.status ? 'No sync in this state.' : `No sync yet.${canWrite(dash.viewer) ? ' Press "Sync now".' : ''}`}
+          </p>`
+        : table(
+            ['Started', 'State', 'Counts', 'Errors'],
+            history.syncs.map((r) => runRow(r, dash.fmt)),
+          )
+    }
+    ${listPager(history.pagination, { shown: history.syncs.length, pageSize: SYNCS_PER_PAGE, link, fmt: dash.fmt })}`;
+}
+
 async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: Html) {
   const id = String(ctx.params.id);
   const i = await getIntegration(dash.deps.db, id);
   const status = await syncStatus(dash.deps.db, id);
-  const q = parseInput(
-    SyncHistoryQueryString,
-    { limit: String(SYNCS_PER_PAGE), ...queryOf(ctx) },
-    'query',
-  );
-  const history = await syncHistory(dash.deps.db, id, q);
   const running = status.status === 'running';
   const write = canWrite(dash.viewer);
   const cur = status.current;
@@ -328,21 +362,7 @@ async function renderIntegration(ctx: Koa.Context, dash: DashContext, notice?: H
             : ''
         }
       </div>
-      <h2>Sync history</h2>
-      ${
-        history.syncs.length === 0
-          ? markup`<p>No sync yet.${write ? ' Press "Sync now".' : ''}</p>`
-          : table(
-              ['Started', 'State', 'Counts', 'Errors'],
-              history.syncs.map((r) => runRow(r, dash.fmt)),
-            )
-      }
-      ${listPager(history.pagination, {
-        shown: history.syncs.length,
-        pageSize: SYNCS_PER_PAGE,
-        link: (at) => (at > 0 ? `${intPath(i.id)}?offset=${at}` : intPath(i.id)),
-        fmt: dash.fmt,
-      })}
+      ${await historySection(ctx, dash, i.id)}
       <p><a href="${PATH}">All integrations</a></p>`,
     200,
     running ? 2 : undefined,

@@ -10,6 +10,7 @@ import type {
   NewIntegrationRow,
   NewSyncRunRow,
   SyncRunRow,
+  SyncRunStatus,
   SyncRunRowUpdate,
   SyncStagedItemRow,
 } from '../schema.js';
@@ -252,15 +253,22 @@ export async function findLatestSync(
     .executeTakeFirst();
 }
 
+/** Which of an integration's syncs a history shows: all, or those in one state. */
+export interface SyncRunFilter {
+  status?: SyncRunStatus | undefined;
+}
+
 export async function listSyncRunRows(
   db: Executor,
   integrationId: string,
+  filter: SyncRunFilter,
   page: { limit: number; offset: number },
 ): Promise<SyncRunRow[]> {
   return db
     .selectFrom('sync_runs')
     .selectAll()
     .where('integration_id', '=', integrationId)
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
     .orderBy('started_at', 'desc')
     .orderBy('id', 'desc')
     .limit(page.limit)
@@ -268,11 +276,16 @@ export async function listSyncRunRows(
     .execute();
 }
 
-export async function countSyncRuns(db: Executor, integrationId: string): Promise<number> {
+export async function countSyncRuns(
+  db: Executor,
+  integrationId: string,
+  filter: SyncRunFilter = {},
+): Promise<number> {
   const row = await db
     .selectFrom('sync_runs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('integration_id', '=', integrationId)
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -1,4 +1,4 @@
-import type { IntegrationRow, IntegrationRowUpdate } from '../../db/schema.js';
+import type { IntegrationRow, IntegrationRowUpdate, SyncRunStatus } from '../../db/schema.js';
 import {
   countIntegrations,
   countSyncRuns,
@@ -361,14 +361,17 @@ export async function testIntegration(
   };
 }
 
+/** A page of an integration's syncs, newest first; `status` keeps those in one state. */
 export async function syncHistory(
   db: Executor,
   id: string,
-  page: { limit: number; offset: number },
+  query: { limit: number; offset: number; status?: SyncRunStatus | undefined },
 ): Promise<{ syncs: SyncRun[]; pagination: ReturnType<typeof presentPagination> }> {
   await findIntegration(db, id);
-  const rows = await listSyncRunRows(db, id, page);
-  const total = await countSyncRuns(db, id);
+  const { limit, offset, ...filter } = query;
+  const page = { limit, offset };
+  const rows = await listSyncRunRows(db, id, filter, page);
+  const total = await countSyncRuns(db, id, filter);
   return {
     syncs: rows.map(presentSyncRun),
     pagination: presentPagination(page, rows.length, total),
@@ -388,7 +391,7 @@ export async function syncStatus(db: Executor, id: string) {
 }
 
 async function lastFinished(db: Executor, id: string): Promise<SyncRun | null> {
-  const rows = await listSyncRunRows(db, id, { limit: 2, offset: 0 });
+  const rows = await listSyncRunRows(db, id, {}, { limit: 2, offset: 0 });
   const row = rows.find((r) => r.status !== 'running');
   return row ? presentSyncRun(row) : null;
 }

@@ -258,5 +258,8 @@ export const SyncStatus = z.object({
   last: SyncRun.nullable(),
 });
 
-export const SyncHistoryQuery = z.strictObject(pageFields);
+export const SyncHistoryQuery = z.strictObject({
+  status: z.enum(SYNC_STATUSES).optional(),
+  ...pageFields,
+});
 export const SyncHistory = z.object({ syncs: z.array(SyncRun), pagination: Pagination });
