@@ -1,6 +1,6 @@
 import t from 'tap';
 import { signInDashboard } from '../support/dashboard.js';
-import { formValues } from '../support/html.js';
+import { formValues, tableRows } from '../support/html.js';
 import { productBody, startTestServer } from '../support/server.js';
 
 t.test('attributes are edited as fields, and an unchanged form keeps every one', async (t) => {
@@ -105,4 +105,33 @@ t.test('attributes are edited as fields, and an unchanged form keeps every one',
     condition: 'used',
     features: ['Warm', 'Tall'],
   });
+});
+
+t.test('the products list filters by brand and shows each product’s brand', async (t) => {
+  const s = await startTestServer(t);
+  for (const [id, brand] of [
+    ['N1', 'Northwind'],
+    ['C1', 'Campfire & <Co>'],
+    ['N2', 'Northwind'],
+  ] as const) {
+    const res = await s.request('POST', '/v1/products', {
+      body: productBody({ id, attributes: { brand } }),
+    });
+    t.equal(res.status, 201, res.text);
+  }
+  const dash = await signInDashboard(s, s.keys.read_only);
+  const all = await dash.get('/dashboard/products');
+  t.same(
+    tableRows(all.text).map((r) => r[2]),
+    ['Northwind', 'Campfire &amp; &lt;Co&gt;', 'Northwind'],
+    'a brand column, escaped',
+  );
+  const one = await dash.get(`/dashboard/products?brand=${encodeURIComponent('Campfire & <Co>')}`);
+  t.same(
+    tableRows(one.text).map((r) => r[0]),
+    ['Trail Shoe C1'],
+  );
+  t.match(one.text, 'value="Campfire &amp; &lt;Co&gt;"', 'the filter keeps what was asked');
+  const none = await dash.get('/dashboard/products?brand=Nobody');
+  t.match(none.text, 'No products match these filters.');
 });

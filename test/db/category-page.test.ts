@@ -8,16 +8,18 @@ import {
 } from '../../src/db/queries/products.js';
 import { startTestServer } from '../support/server.js';
 
-// A category's page is read one of two ways (db/queries/products.ts); both must give the
-// same products, and the kept counts must match the products whatever the writes were.
+// A category's or a brand's page is read one of two ways (db/queries/products.ts); both must
+// give the same products, and the counts must match the products whatever the writes were.
 
 const CATEGORIES = ['Apparel', 'Apparel > Shoes', 'Apparel > Shoes > Running', 'Apparelx', 'Home'];
 const STATUSES = ['active', 'inactive', 'draft'] as const;
+const BRANDS = ['Northwind', 'Campfire'];
 
 interface Shadow {
   id: string;
   category: string | null;
   status: (typeof STATUSES)[number];
+  attributes: { brand?: string };
   created_at: string;
 }
 
@@ -25,6 +27,7 @@ function matches(p: Shadow, filter: ProductFilter): boolean {
   if (filter.status && p.status !== filter.status) return false;
   const c = filter.category;
   if (c && !(p.category === c || (p.category ?? '').startsWith(`${c} > `))) return false;
+  if (filter.brand !== undefined && p.attributes.brand !== filter.brand) return false;
   return true;
 }
 
@@ -39,12 +42,14 @@ t.test(
         op: fc.constant('create' as const),
         category: fc.option(fc.constantFrom(...CATEGORIES), { nil: null }),
         status: fc.constantFrom(...STATUSES),
+        brand: fc.option(fc.constantFrom(...BRANDS), { nil: undefined }),
       }),
       fc.record({
         op: fc.constant('update' as const),
         pick: fc.nat(),
         category: fc.option(fc.constantFrom(...CATEGORIES), { nil: null }),
         status: fc.option(fc.constantFrom(...STATUSES), { nil: undefined }),
+        brand: fc.option(fc.constantFrom(...BRANDS), { nil: undefined }),
       }),
       fc.record({ op: fc.constant('delete' as const), pick: fc.nat() }),
     );
@@ -53,7 +58,13 @@ t.test(
         for (const w of writes) {
           if (w.op === 'create') {
             const res = await s.request('POST', '/v1/products', {
-              body: { name: 'P', price: 1, category: w.category, status: w.status },
+              body: {
+                name: 'P',
+                price: 1,
+                category: w.category,
+                status: w.status,
+                attributes: w.brand ? { brand: w.brand } : {},
+              },
             });
             shadow.set(res.body.id, res.body);
             continue;
@@ -66,7 +77,11 @@ t.test(
             shadow.delete(id);
           } else {
             const res = await s.request('PUT', `/v1/products/${id}`, {
-              body: { category: w.category, ...(w.status ? { status: w.status } : {}) },
+              body: {
+                category: w.category,
+                attributes: w.brand ? { brand: w.brand } : {},
+                ...(w.status ? { status: w.status } : {}),
+              },
             });
             shadow.set(id, res.body);
           }
@@ -80,26 +95,28 @@ t.test(
               ? -1
               : 1,
         );
-        for (const category of [undefined, ...CATEGORIES]) {
-          for (const status of [undefined, ...STATUSES]) {
-            const filter = { category, status };
-            const expected = all.filter((p) => matches(p, filter)).map((p) => p.id);
-            t.equal(await countProducts(db, filter), expected.length);
-            for (const page of [
-              { limit: 3, offset: 0 },
-              { limit: 4, offset: 2 },
-            ]) {
-              const want = expected.slice(page.offset, page.offset + page.limit);
-              for (const creationOrder of [true, false]) {
-                const got = await findProductPageJson(db, filter, page, { creationOrder });
-                const ids = (JSON.parse(got.json) as { id: string }[]).map((p) => p.id);
-                if (ids.join() !== want.join()) {
-                  throw new Error(
-                    `${JSON.stringify(filter)} ${JSON.stringify(page)} creationOrder=${creationOrder}: ${ids.join()} != ${want.join()}`,
-                  );
-                }
-                t.equal(got.count, want.length);
+        const filters = [undefined, ...BRANDS].flatMap((brand) =>
+          (brand === undefined ? [undefined, ...CATEGORIES] : [undefined, 'Apparel']).flatMap(
+            (category) => [undefined, ...STATUSES].map((status) => ({ category, status, brand })),
+          ),
+        );
+        for (const filter of filters) {
+          const expected = all.filter((p) => matches(p, filter)).map((p) => p.id);
+          t.equal(await countProducts(db, filter), expected.length);
+          for (const page of [
+            { limit: 3, offset: 0 },
+            { limit: 4, offset: 2 },
+          ]) {
+            const want = expected.slice(page.offset, page.offset + page.limit);
+            for (const creationOrder of [true, false]) {
+              const got = await findProductPageJson(db, filter, page, { creationOrder });
+              const ids = (JSON.parse(got.json) as { id: string }[]).map((p) => p.id);
+              if (ids.join() !== want.join()) {
+                throw new Error(
+                  `${JSON.stringify(filter)} ${JSON.stringify(page)} creationOrder=${creationOrder}: ${ids.join()} != ${want.join()}`,
+                );
               }
+              t.equal(got.count, want.length);
             }
           }
         }

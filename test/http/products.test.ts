@@ -490,6 +490,46 @@ t.test(
   },
 );
 
+t.test('brand filter: attributes.brand exactly, with status and category, paged', async (t) => {
+  const s = await startTestServer(t);
+  // Eight of ten under one brand: a page of one walks creation order, a page of 50 reads the
+  // brand index (queries/products.ts, pageInCreationOrder); both give the same rows.
+  const brands = ['Northwind', 'Northwind', 'Café Ünï', 'Northwind', null, 'Northwind'];
+  for (let i = 0; i < 10; i++) {
+    const brand = i < brands.length ? brands[i] : 'Northwind';
+    const res = await s.request('POST', '/v1/products', {
+      body: productBody({
+        id: `B${i}`,
+        status: i === 3 ? 'draft' : 'active',
+        category: i % 2 ? 'Home' : 'Apparel',
+        attributes: brand === null ? {} : { brand },
+      }),
+    });
+    t.equal(res.status, 201, res.text);
+  }
+  const ids = async (query: string) =>
+    (await s.request('GET', `/v1/products?${query}`)).body.products.map(
+      (p: { id: string }) => p.id,
+    );
+  const northwind = ['B0', 'B1', 'B3', 'B5', 'B6', 'B7', 'B8', 'B9'];
+  t.same(await ids('brand=Northwind'), northwind, 'in creation order');
+  const oneByOne: string[] = [];
+  for (let offset = 0; offset < 8; offset++) {
+    oneByOne.push(...(await ids(`brand=Northwind&limit=1&offset=${offset}`)));
+  }
+  t.same(oneByOne, northwind, 'page by page, the same rows in the same order');
+  t.same(await ids(`brand=${encodeURIComponent('Café Ünï')}`), ['B2']);
+  t.same(await ids('brand=northwind'), [], 'exactly: case counts');
+  t.same(await ids('brand=Northwind&status=draft'), ['B3']);
+  t.same(await ids('brand=Northwind&category=Home&status=active'), ['B1', 'B5', 'B7', 'B9']);
+  const counted = await s.request('GET', '/v1/products?brand=Northwind&status=active&limit=2');
+  t.same(counted.body.pagination, { limit: 2, offset: 0, total: 7, has_more: true });
+  const tooLong = await s.request('GET', `/v1/products?brand=${'x'.repeat(71)}`);
+  t.equal(tooLong.status, 400);
+  t.match(tooLong.body.error.details, /^brand: /);
+  t.equal((await s.request('GET', '/v1/products?brand=')).status, 400, 'an empty brand is refused');
+});
+
 t.test('status totals stay right across creates, status changes and deletes', async (t) => {
   const s = await startTestServer(t);
   await s.request('POST', '/v1/products', { body: productBody({ id: 'A' }) });

@@ -156,7 +156,7 @@ function diagnosticsSection(dash: DashContext, f: Feed): Html {
 /** The delivery history, paged and filtered by state, with a release button on held ones. */
 async function deliveriesSection(ctx: Koa.Context, dash: DashContext, f: Feed): Promise<Html | ''> {
   const write = canWrite(dash.viewer);
-  // The filter form sends an empty state for "(any)": left out, as the API takes it.
+  // Only the list's own parameters (the page's address may carry others).
   const given = Object.fromEntries(
     Object.entries(queryOf(ctx)).filter(([k, v]) => v !== '' && (k === 'status' || k === 'offset')),
   );

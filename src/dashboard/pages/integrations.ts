@@ -281,7 +281,7 @@ async function renderList(
 
 /** An integration's syncs, newest first, 20 a page, filtered by state. */
 async function historySection(ctx: Koa.Context, dash: DashContext, id: string): Promise<Html> {
-  // The filter form sends an empty state for "(any)": left out, as the API takes it.
+  // Only the list's own parameters (the page's address may carry others).
   const given = Object.fromEntries(
     Object.entries(queryOf(ctx)).filter(([k, v]) => v !== '' && (k === 'status' || k === 'offset')),
   );

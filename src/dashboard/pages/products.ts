@@ -149,17 +149,18 @@ export const productPages: DashRoute[] = [
           list.products.length === 0
             ? markup`<div class="box">
                 <p>
-                  No products${filter.category || filter.status ? ' match these filters' : ' yet'}.
+                  No products${filter.category || filter.status || filter.brand ? ' match these filters' : ' yet'}.
                 </p>
                 ${canWrite(dash.viewer) ? markup`<p><a class="button" href="${PATH}/new">Add a product</a>, connect a store under Integrations, or import a file with <code>agentshelf import</code>.</p>` : ''}
               </div>`
             : markup`${table(
-                ['Name', 'Price', 'Status', 'Category', 'Updated'],
+                ['Name', 'Price', 'Brand', 'Status', 'Category', 'Updated'],
                 list.products.map((p) => [
                   markup`<a href="${productPath(p.id)}">${p.name}</a><br /><code class="muted"
                         >${p.id}</code
                       >`,
                   dash.fmt.money(p.price, p.currency),
+                  typeof p.attributes.brand === 'string' ? p.attributes.brand : '',
                   p.status,
                   p.category ?? '',
                   dash.fmt.when(p.updated_at),
@@ -179,6 +180,7 @@ export const productPages: DashRoute[] = [
             <div>
               ${field({ name: 'category', label: 'Category (and below)', value: query.category })}
             </div>
+            <div>${field({ name: 'brand', label: 'Brand', value: query.brand })}</div>
             <div>
               ${field({ name: 'status', label: 'Status', value: query.status ?? '', options: ['', ...PRODUCT_STATUSES] })}
             </div>

@@ -14,6 +14,8 @@ import type {
 export interface ProductFilter {
   category?: string | undefined;
   status?: ProductStatus | undefined;
+  /** attributes.brand exactly (the brand column). */
+  brand?: string | undefined;
 }
 
 const selectProductById = preparedQuery((db: Kysely<Database>, id: string) =>
@@ -62,6 +64,10 @@ export function filtered(db: Executor, filter: ProductFilter, options = { creati
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.category)
     q = q.where(inCategory(db, filter.category, { useIndex: !options.creationOrder }));
+  if (filter.brand !== undefined) {
+    const column = options.creationOrder ? dialectOf(db).unindexed('brand') : sql.ref('brand');
+    q = q.where(sql<SqlBool>`${column} = ${filter.brand}`);
+  }
   return q;
 }
 
@@ -162,7 +168,14 @@ export async function findPageAnchors(
  * adjustProductCount), so this reads a handful of rows, never the products.
  */
 export async function countProducts(db: Executor, filter: ProductFilter): Promise<number> {
-  const { category, status } = filter;
+  const { category, status, brand } = filter;
+  if (brand !== undefined) {
+    // No counters by brand: its rows are counted from the brand index.
+    const counted = await filtered(db, filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    return Number(counted?.n ?? 0);
+  }
   const row = category
     ? await db
         .selectFrom(

@@ -32,14 +32,17 @@ async function positionsVersion(db: Db): Promise<string> {
  * products, found by one walk of the index per catalogue state and kept until the catalogue
  * changes) and steps over at most ANCHOR_EVERY - 1 rows. The page is the same rows in the same
  * order; as with any offset list, a write landing between two requests moves what a later
- * page shows. Category filters read their own way (queries/products.ts) and keep the offset.
+ * page shows. Category and brand filters read their own way (queries/products.ts) and keep the
+ * offset.
  */
 export async function pageStart(
   db: Db,
   filter: ProductFilter,
   offset: number,
 ): Promise<{ offset: number; after?: PageAnchor }> {
-  if (filter.category !== undefined || offset < ANCHOR_EVERY) return { offset };
+  if (filter.category !== undefined || filter.brand !== undefined || offset < ANCHOR_EVERY) {
+    return { offset };
+  }
   const version = await positionsVersion(db);
   let byFilter = cache.get(db);
   if (!byFilter) cache.set(db, (byFilter = new Map()));

@@ -66,7 +66,7 @@ export async function listProductsJson(
   // snapshot unless a write lands between them; the total is advisory, as in every offset API.
   const total = await countProducts(db, filter);
   const creationOrder =
-    !filter.category ||
+    (!filter.category && filter.brand === undefined) ||
     pageInCreationOrder(
       total,
       await countProducts(db, { status: filter.status }),

@@ -146,6 +146,8 @@ export const ProductListQuery = z.strictObject({
   ...pageFields,
   category: Category.optional(),
   status: ProductStatus.optional(),
+  /** attributes.brand, exactly. */
+  brand: text(LIMITS.brand, { min: 1 }).optional(),
 });
 export type ProductListQuery = z.infer<typeof ProductListQuery>;
 
