@@ -114,6 +114,7 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
       await check(p, width);
     }
   }
-  t.equal(charts, 3, 'the three charts of the analytics page measured at 360 px');
+  // Interactions, conversions, and a revenue chart per currency the demo sells in.
+  t.ok(charts >= 3, `the analytics page's ${charts} charts measured at 360 px`);
   t.same(problems, [], 'no console error, no script error');
 });

@@ -73,6 +73,12 @@ t.test('revenue in every currency: the API, the reports and the dashboard', asyn
     page,
     /data-currency="USD">\s*<div>Revenue \(USD\)<\/div>\s*<div class="value">\$359.98</,
   );
+  // A daily revenue chart per currency sold in: the euros drawn in euros, not as 0 dollars.
+  const eurChart = /<figure class="chart" id="chart-revenue-eur"[\s\S]*?<\/figure>/.exec(page)?.[0];
+  t.match(eurChart, '<figcaption>Revenue (EUR)</figcaption>');
+  t.match(eurChart, 'data-label="2026-11-26" data-value="119"');
+  const usdChart = /<figure class="chart" id="chart-revenue"[\s\S]*?<\/figure>/.exec(page)?.[0];
+  t.match(usdChart, 'data-label="2026-11-26" data-value="359.98"');
   const row = /<a href="\/dashboard\/products\/boot-eur"[\s\S]*?<\/tr>/.exec(page)?.[0] ?? '';
   t.match(row, '€119.00', 'the EUR product shows its EUR revenue');
   t.notMatch(row, '$0.00', 'never as 0 in the default currency');

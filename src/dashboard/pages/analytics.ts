@@ -64,6 +64,12 @@ function cachedSection(
  */
 const CHART_SIZE = { width: 720, height: 300 };
 
+/** The currencies with a revenue chart: the store's, then each other one sold in. */
+function revenueCodes(currency: string, byCurrency: Record<string, number> | undefined): string[] {
+  const others = Object.keys(byCurrency ?? {}).filter((c) => c !== currency);
+  return [currency, ...others.sort()];
+}
+
 type Extra = { notice?: string; error?: AppError; values?: Record<string, string> };
 
 /** The analytics of a period: the counts, three charts, the top products and agents. */
@@ -138,10 +144,14 @@ async function analyticsSection(
     <figcaption>Conversions</figcaption>
     ${renderBarChart({ title: 'Conversions per day', labels, series: [{ name: 'conversions', values: daily.map((d) => d.conversions) }], yLabel: 'Conversions', xLabel: 'Day (UTC)', integer: true, ...CHART_SIZE })}
   </figure>
-  <figure class="chart" id="chart-revenue" tabindex="0">
-    <figcaption>Revenue (${currency})</figcaption>
-    ${renderBarChart({ title: `Revenue per day (${currency})`, labels, series: [{ name: 'revenue', values: daily.map((d) => d.revenue), color: '#009E73' }], yLabel: `Revenue (${currency})`, xLabel: 'Day (UTC)', ...CHART_SIZE })}
-  </figure>
+  ${revenueCodes(currency, m.revenue_by_currency).map(
+    (
+      code,
+    ) => markup`<figure class="chart" id="${code === currency ? 'chart-revenue' : `chart-revenue-${code.toLowerCase()}`}" tabindex="0">
+      <figcaption>Revenue (${code})</figcaption>
+      ${renderBarChart({ title: `Revenue per day (${code})`, labels, series: [{ name: 'revenue', values: daily.map((d) => (code === currency ? d.revenue : (d.other_currencies.find((o) => o.currency === code)?.amount ?? 0))), color: '#009E73' }], yLabel: `Revenue (${code})`, xLabel: 'Day (UTC)', ...CHART_SIZE })}
+    </figure>`,
+  )}
   <h2>Top products</h2>
   ${
     top.products.length === 0

@@ -93,7 +93,7 @@ export function channelDetails(f: Feed): Html {
     <dt>File</dt>
     <dd>${f.format}${f.compression ? `, ${f.compression}` : ''}</dd>
     <dt>Channel settings</dt>
-    <dd>${settings.length > 0 ? settings.join('; ') : "the store's (STORE_COUNTRY, STORE_NAME)"}</dd>
+    <dd>${settings.length > 0 ? settings.join('; ') : "the store's own (its country and name)"}</dd>
     <dt>Delivery</dt>
     <dd>${describeDelivery(f.delivery, f.credentials_set)}</dd>`;
 }
