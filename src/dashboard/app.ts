@@ -23,7 +23,7 @@ import { integrationPages } from './pages/integrations.js';
 import { discoveryPages } from './pages/discovery.js';
 
 export const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'self'; img-src 'self' data: https:; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const LEVELS: Record<DashRoute['permission'], readonly string[]> = {
   read: ['read_only', 'read_write', 'admin'],

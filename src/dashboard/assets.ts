@@ -37,6 +37,8 @@ input[aria-invalid=true],select[aria-invalid=true],textarea[aria-invalid=true]{b
 .error{background:#fef3f2;border:1px solid #fda29b;padding:.75rem;border-radius:4px;margin:0 0 1rem}
 .secret{font-family:ui-monospace,monospace;overflow-wrap:anywhere;background:#fff;padding:.4rem;border:1px dashed #98a2b3;display:block}
 .muted{color:#667085}
+.thumbs{display:flex;flex-wrap:wrap;gap:.5rem;margin:0 0 .25rem}
+.thumbs img{width:6rem;height:6rem;object-fit:contain;background:#fff;border:1px solid #d8dde3;border-radius:4px}
 .filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:flex-end}
 .filters>div{flex:1 1 10rem}
 .metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.75rem}

@@ -1,15 +1,12 @@
 // stores: sqlite-only — a browser test: axe-core checks the pages' markup and styles in Chromium;
 //   what the pages read goes through the domain and queries that the API and dashboard tests run
 //   on both stores
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import t from 'tap';
-import { chromium } from 'playwright-core';
+import { launchChromium, standInImageHost } from '../support/chromium.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { startTestServer } from '../support/server.js';
 
-/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
-const CHROMIUM = '/usr/bin/chromium';
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 interface AxeViolation {
@@ -25,10 +22,6 @@ interface AxeViolation {
  * no page logs a console error.
  */
 t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px', async (t) => {
-  if (!fs.existsSync(CHROMIUM)) {
-    t.fail(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it).`);
-    return;
-  }
   const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' });
   await seedDemo(s.server.store.db, { currency: s.config.DEFAULT_CURRENCY });
   const made = await Promise.all([
@@ -41,15 +34,13 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
   for (const res of made) t.equal(res.status, 201, res.text);
   const [feedId, integrationId, hookId] = made.map((res) => res.body.id as string);
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-  });
-  t.teardown(() => browser.close());
+  const browser = await launchChromium(t);
+  if (!browser) return;
   // axe-core is injected as an inline <script> (addScriptTag({ path }) inlines the file), which
   // the dashboard's CSP forbids, as it should: this context, for the axe run only, bypasses the
   // CSP. test/dashboard/browser.test.ts and security.test.ts check the CSP itself.
   const context = await browser.newContext({ bypassCSP: true });
+  await standInImageHost(context);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(`${page.url()}: ${e.message}`));

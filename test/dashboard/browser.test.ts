@@ -5,47 +5,31 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium, standInImageHost } from '../support/chromium.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { startTestServer } from '../support/server.js';
 import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl } from '../support/integrations.js';
 import { startReceiver } from '../support/receiver.js';
 
-/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
-const CHROMIUM = '/usr/bin/chromium';
 /** Screenshots of every page at 360 px and 1280 px, kept for a person to look at. */
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/dashboard/', import.meta.url));
 
 t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
-  if (!fs.existsSync(CHROMIUM)) {
-    t.fail(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it).`);
-    return;
-  }
   const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true', FEEDS_DEBOUNCE_MS: '0' });
   await seedDemo(s.server.store.db, { currency: s.config.DEFAULT_CURRENCY });
   const feeds = await startFeedServer(t);
   feeds.set('/products.jsonl', jsonl([feedProduct('FEED-1'), feedProduct('FEED-2')]));
   const receiver = await startReceiver(t);
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(() => browser.close());
+  const browser = await launchChromium(t);
+  if (!browser) return;
   const context = await browser.newContext({
     viewport: { width: 1280, height: 900 },
     acceptDownloads: true,
   });
+  const images = await standInImageHost(context);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(e.message));
@@ -56,6 +40,8 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
     }
   });
   page.on('request', (r) => {
+    // A product's https images are previewed from its image host; nothing else leaves.
+    if (r.resourceType() === 'image' && /\/dashboard\/products\/[^/]+$/.test(page.url())) return;
     if (!r.url().startsWith(s.url) && !r.url().startsWith('data:'))
       problems.push(`request to ${r.url()}`);
   });
@@ -266,6 +252,10 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   await go('/dashboard/products');
   t.match(page.url(), /sign-in/, 'signed out');
   t.same(problems, [], 'no script error, no request elsewhere');
+  t.ok(
+    images.served.some((u) => u.startsWith('https://images.agentshelf.example/demo/')),
+    "a product's images previewed from its image host",
+  );
   t.comment(`dashboard screenshots: ${ARTIFACTS}`);
 });
 

@@ -135,3 +135,27 @@ t.test('the products list filters by brand and shows each product’s brand', as
   const none = await dash.get('/dashboard/products?brand=Nobody');
   t.match(none.text, 'No products match these filters.');
 });
+
+t.test(
+  'a product’s https images are previewed, without a referrer; others only linked',
+  async (t) => {
+    const s = await startTestServer(t);
+    const res = await s.request('POST', '/v1/products', {
+      body: productBody({
+        id: 'PIC-1',
+        name: 'Boot "Alpine" <b>',
+        images: ['https://img.example.com/front.jpg', 'http://old.example.com/side.jpg'],
+      }),
+    });
+    t.equal(res.status, 201, res.text);
+    const dash = await signInDashboard(s, s.keys.read_only);
+    const page = await dash.get('/dashboard/products/PIC-1');
+    const images = [...page.text.matchAll(/<img\b[^>]*>/g)].map((m) => m[0]);
+    t.equal(images.length, 1, 'only the https image is loaded');
+    t.match(images[0], 'src="https://img.example.com/front.jpg"');
+    t.match(images[0], 'alt="Boot &quot;Alpine&quot; &lt;b&gt;, image 1"', 'an escaped alt text');
+    t.match(images[0], 'referrerpolicy="no-referrer"');
+    t.match(page.text, 'href="http://old.example.com/side.jpg"', 'the other one linked');
+    t.match(page.headers.get('content-security-policy'), /img-src 'self' data: https:;/);
+  },
+);

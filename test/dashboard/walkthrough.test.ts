@@ -12,21 +12,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { chromium } from 'playwright-core';
+import { launchChromium, standInImageHost } from '../support/chromium.js';
 import { startAcpFeedServer } from '../support/acp-feed-server.js';
 import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl } from '../support/integrations.js';
 import { startTestServer } from '../support/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/dashboard/', import.meta.url));
 const TOKEN = 'acp_walkthrough_token_0123456789';
 
 t.test('a shop run from the dashboard alone: issue 27, step by step', async (t) => {
-  if (!fs.existsSync(CHROMIUM)) {
-    t.fail(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it).`);
-    return;
-  }
   // The pipeline runs inside the server, as `serve` runs it: a change is published at once.
   const s = await startTestServer(
     t,
@@ -44,12 +39,11 @@ t.test('a shop run from the dashboard alone: issue 27, step by step', async (t) 
   const acp = await startAcpFeedServer(t, { token: TOKEN });
   const remoteFeed = acp.createFeed('US');
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-  });
-  t.teardown(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const browser = await launchChromium(t);
+  if (!browser) return;
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await standInImageHost(context);
+  const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(e.message));
   page.on('console', (m) => {

@@ -121,6 +121,24 @@ async function loadProduct(dash: DashContext, id: string): Promise<Product> {
   return JSON.parse((await getProductJson(dash.deps.db, id)).toString('utf8')) as Product;
 }
 
+/**
+ * A product's images: https ones previewed (loaded from the merchant's image host, with no
+ * referrer), each linking to its file; every address written out below them.
+ */
+function imagePreviews(p: Product): Html {
+  const secure = p.images.filter((u) => u.startsWith('https://'));
+  return markup`${
+    secure.length === 0
+      ? ''
+      : markup`<div class="thumbs">
+          ${secure.map(
+            (u, i) =>
+              markup`<a href="${u}" rel="noreferrer"><img src="${u}" alt="${p.name}, image ${i + 1}" width="96" height="96" loading="lazy" decoding="async" referrerpolicy="no-referrer" /></a>`,
+          )}
+        </div>`
+  }${p.images.map((u) => markup`<a href="${u}" rel="noreferrer">${u}</a><br />`)}`;
+}
+
 function idOf(ctx: Koa.Context): string {
   return String(ctx.params.id);
 }
@@ -252,7 +270,7 @@ export const productPages: DashRoute[] = [
               <dd>${p.description ?? '—'}</dd>
               <dt>Images</dt>
               <dd>
-                ${p.images.length === 0 ? '—' : p.images.map((u) => markup`<a href="${u}" rel="noreferrer">${u}</a><br />`)}
+                ${p.images.length === 0 ? '—' : imagePreviews(p)}
               </dd>
               <dt>Attributes</dt>
               <dd>
