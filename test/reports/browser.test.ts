@@ -8,9 +8,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { recordEvents, type AnalyticsEvent } from '../../src/domain/analytics/interactions.js';
 import { productBody, startTestServer, type TestServer } from '../support/server.js';
 import { generateReportVia, HOSTILE_NAMES } from '../support/reports.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../support/chromium.js';
 
-/** Debian's chromium (`.ci/run` installs it); playwright-core never downloads a browser. */
-const CHROMIUM = '/usr/bin/chromium';
 /** Screenshots and the PDF land here, kept after the run for a person to look at. */
 const ARTIFACTS = fileURLToPath(new URL('../../artifacts/reports/', import.meta.url));
 
@@ -32,16 +31,7 @@ async function launch(t: Test): Promise<BrowserContext | undefined> {
   const context = await chromium.launchPersistentContext(t.testdir({}), {
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: CHROMIUM_ARGS,
     viewport: { width: 1100, height: 900 },
   });
   t.teardown(() => context.close());

@@ -15,27 +15,27 @@ const PIXEL = Buffer.from(
   'base64',
 );
 
+/** Headless, sandbox-free (as root in CI), quiet, and cut off from every other host. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // Nothing but this machine resolves: a request elsewhere fails at once, never waits.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+];
+
 /** Chromium, closed when the test ends; undefined (and a failed test) when it is missing. */
 export async function launchChromium(t: Test): Promise<Browser | undefined> {
   if (!fs.existsSync(CHROMIUM)) {
     t.fail(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it).`);
     return undefined;
   }
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      // Nothing but this machine resolves: a request elsewhere fails at once, never waits.
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
-    ],
-  });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   t.teardown(() => browser.close());
   return browser;
 }
