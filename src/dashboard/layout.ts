@@ -150,6 +150,20 @@ export function pager(options: {
   </div>`;
 }
 
+/** A list's address at `offset`, keeping its other parameters (no offset for the first page). */
+export function pageLink(
+  path: string,
+  query: Readonly<Record<string, string>>,
+  offset: number,
+  hash = '',
+): string {
+  const params = new URLSearchParams(query);
+  params.delete('offset');
+  if (offset > 0) params.set('offset', String(offset));
+  const text = params.toString();
+  return `${path}${text ? `?${text}` : ''}${hash}`;
+}
+
 /** The pager under a page of an API list answer (its `pagination`), counts in the reader's locale. */
 export function listPager(
   page: { offset: number; total: number; has_more: boolean },

@@ -176,10 +176,10 @@ t.test("an integration's sync history is paged", async (t) => {
   t.equal(tableRows(first.text).length, 20, 'a page of 20');
   t.match(first.text, /1–20 of 23/);
   const next = /href="([^"]+)">Next</.exec(first.text)?.[1];
-  t.equal(decode(next!), `/dashboard/integrations/${id}?offset=20`);
+  t.equal(decode(next!), `/dashboard/integrations/${id}?offset=20#syncs`);
   const second = await dash.get(decode(next!));
   t.equal(tableRows(second.text).length, 3);
   t.match(second.text, /21–23 of 23/);
-  t.match(second.text, `href="/dashboard/integrations/${id}">Previous<`);
+  t.match(second.text, `href="/dashboard/integrations/${id}#syncs">Previous<`);
   t.notMatch(second.text, />Next</);
 });

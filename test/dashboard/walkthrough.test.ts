@@ -106,7 +106,9 @@ t.test('a shop run from the dashboard alone: issue 27, step by step', async (t) 
   await reloadUntil(
     allFeed,
     'the next generation without the problem',
-    async () => (await page.locator('tr', { hasText: 'no description' }).count()) === 0,
+    async () =>
+      (await page.getByText(/products checked/).isVisible()) &&
+      (await page.locator('tr', { hasText: 'no description' }).count()) === 0,
   );
   await shot('2c-problem-fixed');
 
@@ -174,8 +176,12 @@ t.test('a shop run from the dashboard alone: issue 27, step by step', async (t) 
   t.match(await page.locator('#sync-held').textContent(), /5 inactive/);
   await shot('5a-sync-held');
   await page.getByRole('button', { name: 'Apply it (force a sync)' }).click();
-  await page.locator('td', { hasText: 'api (force)' }).first().waitFor({ timeout: 30_000 });
-  await page.locator('#sync-held').waitFor({ state: 'detached', timeout: 30_000 });
+  // The page follows the forced sync (it reloads itself while one runs) until it has ended.
+  await page
+    .locator('tr', { hasText: 'api (force)' })
+    .locator('td', { hasText: 'succeeded' })
+    .waitFor({ timeout: 30_000 });
+  t.equal(await page.locator('#sync-held').count(), 0, 'nothing held any more');
   const products = (await s.request('GET', '/v1/products?status=active')).body.pagination.total;
   t.equal(products, 0, 'applied: the five boots are inactive');
   await shot('5b-sync-applied');

@@ -25,7 +25,7 @@ import { FeedDeliveryListQuery, FeedListQueryString } from '../../http/schemas/f
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, listPager, pager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, pageLink, pager, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 import {
   channelDetails,
@@ -103,18 +103,20 @@ async function renderList(
               </p>
             </div>`
           : table(
-              ['Name', 'Format', 'State', 'Products', 'Last updated'],
+              ['Name', 'Channel', 'Format', 'State', 'Products', 'Last updated'],
               list.feeds.map((f) => [
                 markup`<a href="${feedPath(f.id)}">${f.name}</a><br /><code class="muted"
                     >${f.id}</code
                   >`,
+                f.profile,
                 f.format,
                 f.status,
                 dash.fmt.number(f.product_count),
                 dash.fmt.when(f.last_updated, 'not generated yet'),
               ]),
             )
-      }`,
+      }
+      ${listPager(list.pagination, { shown: list.feeds.length, pageSize: limit, link: (at) => pageLink(PATH, query, at), fmt: dash.fmt })}`,
     form ? 422 : 200,
   );
 }
@@ -167,13 +169,7 @@ async function deliveriesSection(ctx: Koa.Context, dash: DashContext, f: Feed): 
   );
   const deliveries = await listDeliveries(dash.deps.db, f.id, q);
   const { total } = deliveries.pagination;
-  const historyLink = (at: number) => {
-    const params = new URLSearchParams();
-    if (q.status) params.set('status', q.status);
-    if (at > 0) params.set('offset', String(at));
-    const text = params.toString();
-    return `${feedPath(f.id)}${text ? `?${text}` : ''}#deliveries`;
-  };
+  const historyLink = (at: number) => pageLink(feedPath(f.id), given, at, '#deliveries');
   const showHistory = f.delivery.type !== 'hosted' || total > 0 || q.status !== undefined;
   return showHistory
     ? markup`<h2 id="deliveries">Deliveries</h2>

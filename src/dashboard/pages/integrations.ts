@@ -22,7 +22,7 @@ import {
 } from '../../http/schemas/integrations.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, listPager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, pageLink, table, type Viewer } from '../layout.js';
 import type { Formatter } from '../format.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
@@ -247,7 +247,8 @@ async function renderList(
   extra: { values?: Record<string, string>; error?: AppError } = {},
   status = 200,
 ) {
-  const q = parseInput(IntegrationListQueryString, { limit: '50', ...queryOf(ctx) }, 'query');
+  const query = queryOf(ctx);
+  const q = parseInput(IntegrationListQueryString, { limit: '50', ...query }, 'query');
   const list = await listIntegrations(dash.deps.db, q);
   dash.render(
     'Integrations',
@@ -274,7 +275,8 @@ async function renderList(
                 dash.fmt.when(i.last_sync, 'never'),
               ]),
             )
-      }`,
+      }
+      ${listPager(list.pagination, { shown: list.integrations.length, pageSize: q.limit, link: (at) => pageLink(PATH, query, at), fmt: dash.fmt })}`,
     status,
   );
 }
@@ -291,13 +293,7 @@ async function historySection(ctx: Koa.Context, dash: DashContext, id: string): 
     'query',
   );
   const history = await syncHistory(dash.deps.db, id, q);
-  const link = (at: number) => {
-    const params = new URLSearchParams();
-    if (q.status) params.set('status', q.status);
-    if (at > 0) params.set('offset', String(at));
-    const text = params.toString();
-    return `${intPath(id)}${text ? `?${text}` : ''}#syncs`;
-  };
+  const link = (at: number) => pageLink(intPath(id), given, at, '#syncs');
   return markup`<h2 id="syncs">Sync history</h2>
     <form class="box filters" method="get" action="${intPath(id)}#syncs">
       <div>

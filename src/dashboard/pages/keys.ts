@@ -11,7 +11,7 @@ import { AuditLogQueryString } from '../../http/schemas/audit.js';
 import { parseInput } from '../../http/validate.js';
 import { AppError } from '../../errors.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, pageLink, table, type Viewer } from '../layout.js';
 import { queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/settings/api-keys';
@@ -86,10 +86,7 @@ async function renderKeys(
             ]),
           )
     }
-      <p class="muted">
-        ${log.pagination.total}
-        entries${log.pagination.has_more ? markup` · <a href="${PATH}?${new URLSearchParams({ ...query, offset: String(q.offset + q.limit) }).toString()}">older</a>` : ''}
-      </p>`;
+      ${listPager(log.pagination, { shown: log.entries.length, pageSize: q.limit, link: (at) => pageLink(PATH, query, at, '#audit'), fmt: dash.fmt })}`;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     audit = markup`<div class="error" role="alert">${err.message}</div>`;
@@ -113,7 +110,7 @@ async function renderKeys(
       ${createForm(viewer, extra.values ?? {}, extra.error)}
       <h2>Keys</h2>
       ${table(['Key', 'Level', 'Secret', 'Plan and limits', 'Created', 'State'], rows)}
-      <h2>Audit log</h2>
+      <h2 id="audit">Audit log</h2>
       <form class="box filters" method="get" action="${PATH}">
         <div>${field({ name: 'key_id', label: 'Key id', value: query.key_id })}</div>
         <div>

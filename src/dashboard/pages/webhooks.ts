@@ -18,7 +18,7 @@ import {
 import { DeliveryListQueryString, WebhookListQueryString } from '../../http/schemas/webhooks.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, listPager, table, type Viewer } from '../layout.js';
+import { csrfField, field, listPager, pageLink, table, type Viewer } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/webhooks';
@@ -73,7 +73,8 @@ async function renderList(
   extra: { values?: Record<string, string>; error?: AppError } = {},
   status = 200,
 ) {
-  const query = parseInput(WebhookListQueryString, { limit: '50', ...queryOf(ctx) }, 'query');
+  const given = queryOf(ctx);
+  const query = parseInput(WebhookListQueryString, { limit: '50', ...given }, 'query');
   const list = await listWebhooks(dash.deps.db, query);
   dash.render(
     'Webhooks',
@@ -98,7 +99,8 @@ async function renderList(
                 w.status === 'disabled' ? markup`disabled (${w.disabled_reason ?? ''})` : w.status,
               ]),
             )
-      }`,
+      }
+      ${listPager(list.pagination, { shown: list.webhooks.length, pageSize: query.limit, link: (at) => pageLink(PATH, given, at), fmt: dash.fmt })}`,
     status,
   );
 }
@@ -106,22 +108,15 @@ async function renderList(
 async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
   const id = String(ctx.params.id);
   const w = presentWebhook(await findWebhook(dash.deps.db, id));
-  // The filter form sends empty fields for "(any)": left out, as the API takes them.
-  const given = Object.fromEntries(Object.entries(queryOf(ctx)).filter(([, v]) => v !== ''));
+  // queryOf leaves out the empty fields the filter form sends for "(any)".
+  const given = queryOf(ctx);
   const q = parseInput(
     DeliveryListQueryString,
     { limit: String(DELIVERIES_PER_PAGE), ...given },
     'query',
   );
   const deliveries = await listDeliveries(dash.deps.db, id, q);
-  const pageLink = (at: number) => {
-    const params = new URLSearchParams();
-    if (q.status) params.set('status', q.status);
-    if (q.event) params.set('event', q.event);
-    if (at > 0) params.set('offset', String(at));
-    const text = params.toString();
-    return `${hookPath(w.id)}${text ? `?${text}` : ''}`;
-  };
+  const link = (at: number) => pageLink(hookPath(w.id), given, at);
   const filtered = q.status !== undefined || q.event !== undefined;
   const write = canWrite(dash.viewer);
   dash.render(
@@ -208,7 +203,7 @@ async function renderHook(ctx: Koa.Context, dash: DashContext, notice?: Html) {
               ]),
             )
       }
-      ${listPager(deliveries.pagination, { shown: deliveries.deliveries.length, pageSize: DELIVERIES_PER_PAGE, link: pageLink, fmt: dash.fmt })}
+      ${listPager(deliveries.pagination, { shown: deliveries.deliveries.length, pageSize: DELIVERIES_PER_PAGE, link, fmt: dash.fmt })}
       <p><a href="${PATH}">All endpoints</a></p>`,
   );
 }
