@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import t from 'tap';
 import { launchChromium, standInImageHost } from '../support/chromium.js';
+import { runFeeds } from '../support/feeds.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { startTestServer } from '../support/server.js';
 
@@ -33,6 +34,10 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
   ]);
   for (const res of made) t.equal(res.status, 201, res.text);
   const [feedId, integrationId, hookId] = made.map((res) => res.body.id as string);
+  // The feed generated, so its diagnostics and a problem's page are there to check.
+  await runFeeds(s);
+  const [issue] = (await s.request('GET', `/v1/feeds/${feedId}`)).body.diagnostics.issues;
+  t.ok(issue, 'the demo catalogue has a feed problem to show');
 
   const browser = await launchChromium(t);
   if (!browser) return;
@@ -56,6 +61,7 @@ t.test('axe-core finds nothing serious on any dashboard page, at 360 and 1280 px
     '/dashboard/feeds',
     `/dashboard/feeds/${feedId}`,
     `/dashboard/feeds/${feedId}/preview`,
+    `/dashboard/feeds/${feedId}/problems?code=${encodeURIComponent(issue.code)}`,
     '/dashboard/integrations',
     `/dashboard/integrations/${integrationId}`,
     '/dashboard/webhooks',
