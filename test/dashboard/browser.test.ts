@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { launchChromium, standInImageHost } from '../support/chromium.js';
+import { launchChromium, pageProblems, standInImageHost } from '../support/chromium.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { startTestServer } from '../support/server.js';
 import { startFeedServer } from '../support/feed-server.js';
@@ -31,14 +31,7 @@ t.test('the dashboard in a real browser, as a merchant uses it', async (t) => {
   });
   const images = await standInImageHost(context);
   const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('console', (m) => {
-    // A 401, 404 or 422 page is an answer the test asks for, not a fault of the page.
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) {
-      problems.push(m.text());
-    }
-  });
+  const problems = pageProblems(page);
   page.on('request', (r) => {
     // A product's https images are previewed from its image host; nothing else leaves.
     if (r.resourceType() === 'image' && /\/dashboard\/products\/[^/]+$/.test(page.url())) return;

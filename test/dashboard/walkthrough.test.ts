@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { launchChromium, standInImageHost } from '../support/chromium.js';
+import { launchChromium, pageProblems, standInImageHost } from '../support/chromium.js';
 import { startAcpFeedServer } from '../support/acp-feed-server.js';
 import { startFeedServer } from '../support/feed-server.js';
 import { feedProduct, jsonl } from '../support/integrations.js';
@@ -44,13 +44,7 @@ t.test('a shop run from the dashboard alone: issue 27, step by step', async (t) 
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await standInImageHost(context);
   const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) {
-      problems.push(m.text());
-    }
-  });
+  const problems = pageProblems(page);
   const go = (p: string) => page.goto(s.url + p);
   /** Reloads `url` until `ready` holds (the pipeline and the senders work in the background). */
   const reloadUntil = async (url: string, what: string, ready: () => Promise<boolean>) => {

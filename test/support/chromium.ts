@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import type { Test } from 'tap';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -38,6 +38,21 @@ export async function launchChromium(t: Test): Promise<Browser | undefined> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   t.teardown(() => browser.close());
   return browser;
+}
+
+/**
+ * The script errors and console errors of a page, as they come. A failed resource is not one:
+ * a 401, 404 or 422 page is an answer a test asks for, not a fault of the page.
+ */
+export function pageProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) {
+      problems.push(m.text());
+    }
+  });
+  return problems;
 }
 
 /**
