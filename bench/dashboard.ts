@@ -15,6 +15,8 @@ const PAGES = [
   '/dashboard/products',
   `/dashboard/products?offset=${Math.floor(N / 2)}&limit=50`,
   '/dashboard/products?status=active&category=Apparel',
+  // One brand of the synthetic 1,000: about 1,000 products at a million.
+  '/dashboard/products?brand=Brand%200007',
   '/dashboard/products/syn_00000001',
   '/dashboard/products/new',
   '/dashboard/feeds',
