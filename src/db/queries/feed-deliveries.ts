@@ -48,12 +48,12 @@ export async function findLastDelivered(
     .executeTakeFirst();
 }
 
-/** A feed's deliveries, newest first. */
 /** Which of a feed's deliveries a list shows: all, or those in one state. */
 export interface FeedDeliveryFilter {
   status?: FeedDeliveryStatus | undefined;
 }
 
+/** A feed's deliveries, newest first. */
 export async function listFeedDeliveryRows(
   db: Executor,
   feedId: string,
