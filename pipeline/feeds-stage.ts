@@ -9,6 +9,7 @@ import { CHANNEL_PROFILES, channelSettings } from '../src/domain/feeds/channels/
 import { ChannelMapper, readFeedPages } from '../src/domain/feeds/channels/mapping.js';
 import { IssueTally } from '../src/domain/feeds/channels/tally.js';
 import { planDelivery } from '../src/domain/feeds/deliveries.js';
+import { storeChannelSettingsOf } from '../src/domain/feeds/preview.js';
 import { FEED_CONTENT_TYPES, feedFilePath, feedsDirectory } from '../src/domain/feeds/files.js';
 import {
   recordFeedFailed,
@@ -49,15 +50,16 @@ async function generateFeed(
   onProgress: (done: number) => void,
 ): Promise<FeedPublication & { bytes: number }> {
   const started = performance.now();
-  const { STORE_NAME, FEEDS_URL, STORE_COUNTRY } = ctx.config;
+  const store = storeChannelSettingsOf(ctx.config);
   const profile = CHANNEL_PROFILES[feed.profile];
   const formatter = formatterFor(profile, feed.format);
-  const meta = { id: feed.id, name: feed.name, storeName: STORE_NAME, storeUrl: FEEDS_URL };
-  const settings = channelSettings(feed, {
-    storeName: STORE_NAME,
-    storeUrl: FEEDS_URL,
-    storeCountry: STORE_COUNTRY,
-  });
+  const meta = {
+    id: feed.id,
+    name: feed.name,
+    storeName: store.storeName,
+    storeUrl: store.storeUrl,
+  };
+  const settings = channelSettings(feed, store);
   const previous = feed.published_format === feed.format ? feed.sha256 : null;
   const file = publisher.open(`${feed.id}.${feed.format}`, {
     contentType: FEED_CONTENT_TYPES[feed.format],

@@ -1,7 +1,7 @@
 import { loadConfig } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openStore } from '../db/store.js';
-import { previewFeed } from '../domain/feeds/preview.js';
+import { previewFeed, storeChannelSettingsOf } from '../domain/feeds/preview.js';
 import { DeliveryRunner, planDelivery, presentDelivery } from '../domain/feeds/deliveries.js';
 import { feedFilePath } from '../domain/feeds/files.js';
 import { SecretBox } from '../domain/integrations/secret-box.js';
@@ -171,11 +171,12 @@ export async function runFeeds(argv: string[]): Promise<number> {
   try {
     await migrateToLatest(store.db);
     if (sub === 'deliver') return await deliverNow(store, config, id, values);
-    const preview = await previewFeed(store.db, () => store.openReader(), id, {
-      storeName: config.STORE_NAME,
-      storeUrl: config.FEEDS_URL,
-      storeCountry: config.STORE_COUNTRY,
-    });
+    const preview = await previewFeed(
+      store.db,
+      () => store.openReader(),
+      id,
+      storeChannelSettingsOf(config),
+    );
     if (values.json) console.log(JSON.stringify(preview));
     else printPreview(preview);
     return 0;

@@ -9,7 +9,7 @@ import {
   listFeeds,
 } from '../../domain/feeds/feeds.js';
 import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
-import { previewFeed } from '../../domain/feeds/preview.js';
+import { previewFeed, storeChannelSettingsOf } from '../../domain/feeds/preview.js';
 import {
   FEED_FORMATS,
   FEED_PROFILE_NAMES,
@@ -342,11 +342,12 @@ export const feedPages: DashRoute[] = [
       const { deps } = dash;
       const id = String(ctx.params.id);
       const f = await getFeed(deps.db, id, deps.config.BASE_URL);
-      const p = await previewFeed(deps.db, deps.openReader, id, {
-        storeName: deps.config.STORE_NAME,
-        storeUrl: deps.config.FEEDS_URL,
-        storeCountry: deps.config.STORE_COUNTRY,
-      });
+      const p = await previewFeed(
+        deps.db,
+        deps.openReader,
+        id,
+        storeChannelSettingsOf(deps.config),
+      );
       dash.render(
         `${f.name}: the next generation`,
         PATH,

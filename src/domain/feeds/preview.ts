@@ -13,6 +13,19 @@ export interface StoreChannelSettings {
   storeCountry: string;
 }
 
+/** The store settings a channel falls back on, from the configuration (API, CLI, dashboard). */
+export function storeChannelSettingsOf(config: {
+  STORE_NAME: string;
+  FEEDS_URL: string;
+  STORE_COUNTRY: string;
+}): StoreChannelSettings {
+  return {
+    storeName: config.STORE_NAME,
+    storeUrl: config.FEEDS_URL,
+    storeCountry: config.STORE_COUNTRY,
+  };
+}
+
 /**
  * What the next generation of a feed would contain (CONTRACT part 10), computed by the same
  * reading, mapping and validation as a generation, without writing or sending anything:

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../domain/feeds/files.js';
 import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domain/feeds/schemas.js';
-import { previewFeed } from '../../domain/feeds/preview.js';
+import { previewFeed, storeChannelSettingsOf } from '../../domain/feeds/preview.js';
 import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
 import { FeedDeliveryList, FeedDeliveryRecord } from '../../domain/feeds/delivery-schemas.js';
 import { FeedDeliveryListQuery } from '../schemas/feeds.js';
@@ -226,11 +226,12 @@ export const feedRoutes = [
     params: IdParams,
     responses: { 200: { description: 'The preview', schema: FeedPreview }, ...ErrorResponses },
     handler: async ({ params }, deps) => ({
-      body: await previewFeed(deps.db, deps.openReader, params.id, {
-        storeName: deps.config.STORE_NAME,
-        storeUrl: deps.config.FEEDS_URL,
-        storeCountry: deps.config.STORE_COUNTRY,
-      }),
+      body: await previewFeed(
+        deps.db,
+        deps.openReader,
+        params.id,
+        storeChannelSettingsOf(deps.config),
+      ),
     }),
   }),
   defineRoute({
