@@ -150,16 +150,20 @@ export function pager(options: {
   </div>`;
 }
 
-/** A list's address at `offset`, keeping its other parameters (no offset for the first page). */
+/**
+ * A list's address at `offset`, keeping its other parameters (no offset for the first page);
+ * `offsetName` for a list that shares its page with another.
+ */
 export function pageLink(
   path: string,
   query: Readonly<Record<string, string>>,
   offset: number,
   hash = '',
+  offsetName = 'offset',
 ): string {
   const params = new URLSearchParams(query);
-  params.delete('offset');
-  if (offset > 0) params.set('offset', String(offset));
+  params.delete(offsetName);
+  if (offset > 0) params.set(offsetName, String(offset));
   const text = params.toString();
   return `${path}${text ? `?${text}` : ''}${hash}`;
 }

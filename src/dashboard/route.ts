@@ -45,10 +45,14 @@ export function canWrite(viewer: Viewer): boolean {
   return viewer.level !== 'read_only';
 }
 
-/** GET query parameters as strings (first value of repeated ones), empty ones left out. */
-export function queryOf(ctx: Koa.Context): Record<string, string> {
+/**
+ * GET query parameters as strings (first value of repeated ones), empty ones left out; with
+ * `only`, just those (a list section of a page that other parameters address too).
+ */
+export function queryOf(ctx: Koa.Context, only?: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(ctx.query)) {
+    if (only && !only.includes(k)) continue;
     const value = Array.isArray(v) ? v[0] : v;
     if (typeof value === 'string' && value !== '') out[k] = value;
   }

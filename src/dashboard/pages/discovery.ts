@@ -7,7 +7,7 @@ import { PUBLICATION_STATUSES } from '../../domain/publications/schemas.js';
 import { PublicationListQueryString } from '../../http/schemas/publications.js';
 import { parseInput } from '../../http/validate.js';
 import { markup, type Html } from '../../markup.js';
-import { csrfField, field, listPager, pager, table } from '../layout.js';
+import { csrfField, field, listPager, pageLink, pager, table } from '../layout.js';
 import { canWrite, queryOf, type DashContext, type DashRoute } from '../route.js';
 
 const PATH = '/dashboard/discovery';
@@ -59,13 +59,8 @@ async function publicationsSection(
     limit,
     offset,
   });
-  const link = (at: number) => {
-    const params = new URLSearchParams();
-    if (filter.status) params.set('publications_status', filter.status);
-    if (at > 0) params.set('publications_offset', String(at));
-    const text = params.toString();
-    return `${PATH}${text ? `?${text}` : ''}#publications`;
-  };
+  const kept: Record<string, string> = filter.status ? { publications_status: filter.status } : {};
+  const link = (at: number) => pageLink(PATH, kept, at, '#publications', 'publications_offset');
   const purge = (p: (typeof publications)[number]) =>
     p.purge_status === null
       ? '-'

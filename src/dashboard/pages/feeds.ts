@@ -159,9 +159,7 @@ function diagnosticsSection(dash: DashContext, f: Feed): Html {
 async function deliveriesSection(ctx: Koa.Context, dash: DashContext, f: Feed): Promise<Html | ''> {
   const write = canWrite(dash.viewer);
   // Only the list's own parameters (the page's address may carry others).
-  const given = Object.fromEntries(
-    Object.entries(queryOf(ctx)).filter(([k, v]) => v !== '' && (k === 'status' || k === 'offset')),
-  );
+  const given = queryOf(ctx, ['status', 'offset']);
   const q = parseInput(
     FeedDeliveryListQuery,
     { limit: String(DELIVERIES_PER_PAGE), ...given },

@@ -284,9 +284,7 @@ async function renderList(
 /** An integration's syncs, newest first, 20 a page, filtered by state. */
 async function historySection(ctx: Koa.Context, dash: DashContext, id: string): Promise<Html> {
   // Only the list's own parameters (the page's address may carry others).
-  const given = Object.fromEntries(
-    Object.entries(queryOf(ctx)).filter(([k, v]) => v !== '' && (k === 'status' || k === 'offset')),
-  );
+  const given = queryOf(ctx, ['status', 'offset']);
   const q = parseInput(
     SyncHistoryQueryString,
     { limit: String(SYNCS_PER_PAGE), ...given },
