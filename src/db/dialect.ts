@@ -95,13 +95,12 @@ export interface DialectSql {
   // --- Full-text search of active products (issue 23, migration 20261127060000) ---
 
   /**
-   * The (brand, variant group) of the active products matching any of `terms` (plain words of
-   * letters and digits) and `filter` (over the products' columns; undefined: every active
-   * product), best match first, then by group key and brand: one row a group, with its best
-   * product's score.
+   * The (brand, variant group) of the active products matching the words (each of them, or
+   * any) and `filter` (over the products' columns; undefined: every active product), best
+   * match first, then by group key and brand: one row a group, with its best product's score.
    */
   searchGroups(
-    terms: readonly string[],
+    words: SearchWords,
     filter: RawBuilder<SqlBool> | undefined,
     page: SearchPage,
   ): RawBuilder<SearchGroupRow>;
@@ -117,6 +116,12 @@ export interface DialectSql {
   isDerivedColumn(table: string, column: string): boolean;
   /** Fills the derived tables from the tables they follow. */
   rebuildDerived(db: QueryExecutorProvider): Promise<void>;
+}
+
+/** What a search looks for: plain words of letters and digits, each of them or any. */
+export interface SearchWords {
+  terms: readonly string[];
+  match: 'every' | 'any';
 }
 
 /** A page of search results. */

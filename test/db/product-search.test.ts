@@ -166,13 +166,48 @@ t.test('a word is found in each indexed field, and the best match ranks first', 
   const best = async (maxHits: number) =>
     (
       await dialectOf(s.db)
-        .searchGroups(['cobalt'], undefined, { limit: 10, offset: 0, maxHits })
+        .searchGroups({ terms: ['cobalt'], match: 'any' }, undefined, {
+          limit: 10,
+          offset: 0,
+          maxHits,
+        })
         .execute(s.db)
     ).rows.map((r) => r.group_key);
   t.same(await best(2), ['in-name', 'in-brand'], 'past maxHits matches, the best of them');
   t.same(await best(4), ['in-name', 'in-brand', 'in-category', 'in-description'], 'up to it, all');
   const stemmed = await searchProductGroups(s.db, ['kettles'], {}, { limit: 10, offset: 0 });
   t.same(stemmed.map((r) => r.group_key).sort(), ['in-description', 'in-name'], 'stemmed');
+});
+
+t.test('products holding every word answer alone; any word only when none does', async (t) => {
+  const s = await startTestStore(t);
+  const add = (id: string, name: string, price = 5) =>
+    createProduct(s.db, ProductCreate.parse({ id, price, name }), { currency: 'USD' });
+  await add('cobalt-kettle', 'Cobalt kettle');
+  await add('cobalt-mug', 'Cobalt mug');
+  await add('amber-kettle', 'Amber kettle', 50);
+  await add('basalt-bowl', 'Basalt bowl');
+  const found = async (terms: string[], filter = {}, offset = 0, limit = 10) =>
+    (await searchProductGroups(s.db, terms, filter, { limit, offset }))
+      .map((r) => String(r.group_key))
+      .sort();
+  t.same(await found(['cobalt', 'kettle']), ['cobalt-kettle'], 'the one holding both');
+  t.same(
+    await found(['teal', 'kettle']),
+    ['amber-kettle', 'cobalt-kettle'],
+    'none holds both: those holding either',
+  );
+  t.same(
+    await found(['cobalt', 'kettle'], { price: { min: 1000, currency: 'USD' } }),
+    ['amber-kettle'],
+    'the filter leaves none holding both: those holding either that it lets through',
+  );
+  t.same(await found(['cobalt', 'kettle'], {}, 1), [], 'the next page of the same side is empty');
+  const pages = [
+    ...(await found(['teal', 'kettle'], {}, 0, 1)),
+    ...(await found(['teal', 'kettle'], {}, 1, 1)),
+  ];
+  t.same(pages.sort(), ['amber-kettle', 'cobalt-kettle'], 'the any-word side a page at a time');
 });
 
 t.test('PostgreSQL finds and ranks on the stored search vector', async (t) => {
@@ -189,7 +224,7 @@ t.test('PostgreSQL finds and ranks on the stored search vector', async (t) => {
   const { rows: stored } = await sql<{ v: string }>`
     select search_vector::text as v from products where id = 'k1'`.execute(s.db);
   t.match(stored[0]!.v, /'cobalt':1A/, 'the generated column holds the weighted document');
-  const search = dialectOf(s.db).searchGroups(['cobalt'], sql`true`, {
+  const search = dialectOf(s.db).searchGroups({ terms: ['cobalt'], match: 'any' }, sql`true`, {
     limit: 10,
     offset: 0,
     maxHits: 10_000,

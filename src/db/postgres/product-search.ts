@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import type { SearchGroupRow, SearchPage } from '../dialect.js';
+import type { SearchGroupRow, SearchPage, SearchWords } from '../dialect.js';
 
 /**
  * PostgreSQL's full-text search over `search_vector`, the weighted tsvector of a product that
@@ -12,16 +12,16 @@ import type { SearchGroupRow, SearchPage } from '../dialect.js';
 const WEIGHTS = '{0.1, 0.2, 0.4, 1.0}';
 
 /**
- * A tsquery text matching any of the terms. The terms are words of letters and digits alone
- * (domain/ucp/query.ts), so none of them is tsquery syntax.
+ * A tsquery text matching each of the terms or any. The terms are words of letters and digits
+ * alone (domain/ucp/query.ts), so none of them is tsquery syntax.
  */
-export function tsQueryText(terms: readonly string[]): string {
-  return terms.join(' | ');
+export function tsQueryText({ terms, match }: SearchWords): string {
+  return terms.join(match === 'every' ? ' & ' : ' | ');
 }
 
-/** The (brand, variant group) of the active products matching any term, best first (ts_rank). */
+/** The (brand, variant group) of the active products matching the words, best first (ts_rank). */
 export function pgSearchGroups(
-  terms: readonly string[],
+  words: SearchWords,
   filter: RawBuilder<SqlBool> | undefined,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
@@ -31,7 +31,7 @@ export function pgSearchGroups(
     from (
       select brand, coalesce((attributes::jsonb ->> 'item_group_id'), id) as group_key,
         ts_rank(${WEIGHTS}::float4[], search_vector, query) as hit_score
-      from products, to_tsquery('english'::regconfig, ${tsQueryText(terms)}) query
+      from products, to_tsquery('english'::regconfig, ${tsQueryText(words)}) query
       where status = 'active' and search_vector @@ query and ${filter ?? sql`true`}
       ${best}
     ) as hits

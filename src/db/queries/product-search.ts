@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { dialectOf, type SearchGroupRow, type SearchPage } from '../dialect.js';
+import { dialectOf, type SearchGroupRow, type SearchPage, type SearchWords } from '../dialect.js';
 import type { Executor } from '../transaction.js';
 import { CATALOGUE_COLUMNS, inCategory, type CatalogueRow } from './products.js';
 
@@ -44,8 +44,15 @@ export function catalogFilterSql(db: Executor, filter: CatalogFilter): RawBuilde
 }
 
 /**
- * The variant groups of active products matching any of the terms (full-text, ranked) and the
- * filter, best first; with no terms, every group the filter lets through, by group key.
+ * The variant groups of active products matching the terms (full-text, ranked) and the filter,
+ * best first; with no terms, every group the filter lets through, by group key.
+ *
+ * The products holding every term answer first, alone: "0007 lamps" means the lamps of brand
+ * 0007, not everything brand 0007 makes and every lamp, and ranking those instead (167,462 of a
+ * million products where every word holds 190) cost 838 ms where 15 ms would do. Only when no
+ * product the filter lets through holds every term do the products holding any of them answer
+ * (a shopper's "teal kettle" still finds the kettles when none is teal). The choice is the
+ * search's, not the page's: every page of one search answers from the same side.
  */
 export async function searchProductGroups(
   db: Executor,
@@ -54,22 +61,34 @@ export async function searchProductGroups(
   page: SearchPage,
 ): Promise<SearchGroupRow[]> {
   const where = catalogFilterSql(db, filter);
+  if (terms.length === 0) {
+    const { rows } =
+      await sql<SearchGroupRow>`select brand, coalesce(${itemGroup(db)}, id) as group_key,
+          0 as score
+        from products where ${where}
+        group by 1, 2
+        order by group_key, coalesce(brand, '')
+        limit ${page.limit} offset ${page.offset}`.execute(db);
+    return rows.map((r) => ({ ...r, score: Number(r.score) }));
+  }
   // Without filters, rank among the best MAX_HITS matches: a filter applied after them (on
   // SQLite) could leave out a match ranked lower, so a filtered search ranks every match.
   const filtered = (filter.categories?.length ?? 0) > 0 || filter.price !== undefined;
-  const query =
-    terms.length > 0
-      ? dialectOf(db).searchGroups(terms, filtered ? where : undefined, {
-          ...page,
-          maxHits: filtered ? undefined : Math.max(MAX_HITS, page.offset + page.limit),
-        })
-      : sql<SearchGroupRow>`select brand, coalesce(${itemGroup(db)}, id) as group_key, 0 as score
-          from products where ${where}
-          group by 1, 2
-          order by group_key, coalesce(brand, '')
-          limit ${page.limit} offset ${page.offset}`;
-  const { rows } = await query.execute(db);
-  return rows.map((r) => ({ ...r, score: Number(r.score) }));
+  const search = async (match: SearchWords['match'], at: SearchPage) => {
+    const { rows } = await dialectOf(db)
+      .searchGroups({ terms, match }, filtered ? where : undefined, {
+        ...at,
+        maxHits: filtered ? undefined : Math.max(MAX_HITS, at.offset + at.limit),
+      })
+      .execute(db);
+    return rows.map((r) => ({ ...r, score: Number(r.score) }));
+  };
+  if (terms.length === 1) return search('any', page);
+  const every = await search('every', page);
+  if (every.length > 0) return every;
+  // An empty page past the first: past the end of the every-term side, or no such side.
+  if (page.offset > 0 && (await search('every', { limit: 1, offset: 0 })).length > 0) return [];
+  return search('any', page);
 }
 
 /**

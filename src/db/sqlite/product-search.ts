@@ -1,5 +1,5 @@
 import { sql, type QueryExecutorProvider, type RawBuilder, type SqlBool } from 'kysely';
-import type { SearchGroupRow, SearchPage } from '../dialect.js';
+import type { SearchGroupRow, SearchPage, SearchWords } from '../dialect.js';
 
 /**
  * SQLite's full-text search: the FTS5 table product_search, kept by triggers on products (only
@@ -13,26 +13,28 @@ const WEIGHTS = '10.0, 1.0, 4.0, 2.0';
 const RANK = `bm25(${WEIGHTS})`;
 
 /**
- * An FTS5 query matching any of the terms. Each term is a quoted string, so nothing in it is
- * FTS5 syntax (`NEAR`, `*`, `-`, `AND` are words like any other); a quote is doubled.
+ * An FTS5 query matching each of the terms or any. Each term is a quoted string, so nothing in
+ * it is FTS5 syntax (`NEAR`, `*`, `-`, `AND` are words like any other); a quote is doubled.
  */
-export function fts5Query(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
+export function fts5Query({ terms, match }: SearchWords): string {
+  return terms
+    .map((t) => `"${t.replaceAll('"', '""')}"`)
+    .join(match === 'every' ? ' AND ' : ' OR ');
 }
 
 /**
- * The (brand, variant group) of the products matching any term, best first (bm25). The rank
+ * The (brand, variant group) of the products matching the words, best first (bm25). The rank
  * is read where the FTS5 table is queried (SQLite allows its auxiliary functions nowhere
  * else, so not inside the aggregate): the hits are materialised first, then grouped. Without
  * a filter (`undefined`: every active product) the hits are grouped from the index alone;
  * with one, each hit's product is read to apply it.
  */
 export function sqliteSearchGroups(
-  terms: readonly string[],
+  words: SearchWords,
   filter: RawBuilder<SqlBool> | undefined,
   page: SearchPage,
 ): RawBuilder<SearchGroupRow> {
-  const match = fts5Query(terms);
+  const match = fts5Query(words);
   const every = sql`select rowid as hit_rowid, group_brand, group_key,
       -bm25(product_search, ${sql.raw(WEIGHTS)}) as hit_score
     from product_search where product_search match ${match}`;
