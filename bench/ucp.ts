@@ -27,7 +27,7 @@ import { FsPublisher } from '../src/publish/fs.js';
 import { freePort } from '../test/support/nginx.js';
 import { postgresBin, startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
-import { fmt, median, runCli, scratchDir, startAgentshelf, verdict } from './support.js';
+import { fmt, median, ROOT, runCli, scratchDir, startAgentshelf, verdict } from './support.js';
 
 const N = Number(process.env.BENCH_UCP_N ?? 1_000_000);
 const WRITES = Number(process.env.BENCH_UCP_WRITES ?? 20_000);
@@ -257,25 +257,39 @@ async function measurePipeline(env: Record<string, string>, label: string): Prom
   }
 }
 
+/** BENCH_UCP_PARTS: which of (a), (b), (c) to run (default all: `abc`). */
+const PARTS = process.env.BENCH_UCP_PARTS ?? 'abc';
+
 async function runOn(
   label: string,
   env: Record<string, string>,
   writeEnv: (name: string) => Promise<Record<string, string>>,
+  reuse: boolean,
 ) {
-  console.log(`\n${label}: seeding ${fmt(N)} synthetic products...`);
-  runCli(['seed', '--synthetic', String(N)], env);
-  // Published before serve starts: a stale tree would have serve build it while measured.
-  runCli(['build'], env);
-  await measureCalls(env, `(a) ${label}`);
-  await measureWrites(writeEnv, `(b) ${label}`);
-  await measurePipeline(env, `(c) ${label}`);
+  if (reuse) {
+    console.log(`\n${label}: reusing the store in ${env.DATA_DIR} (BENCH_REUSE_STORE=1)`);
+    runCli(['migrate'], env);
+  } else {
+    console.log(`\n${label}: seeding ${fmt(N)} synthetic products...`);
+    runCli(['seed', '--synthetic', String(N)], env);
+    // Published before serve starts: a stale tree would have serve build it while measured.
+    runCli(['build'], env);
+  }
+  if (PARTS.includes('a')) await measureCalls(env, `(a) ${label}`);
+  if (PARTS.includes('b')) await measureWrites(writeEnv, `(b) ${label}`);
+  if (PARTS.includes('c')) await measurePipeline(env, `(c) ${label}`);
 }
 
 export const ucpBenchmark: Benchmark = {
   title:
     'UCP catalog: search and lookup p99, MCP vs REST, writes with the search index, agent files',
   async run() {
-    const dir = scratchDir('ucp');
+    // BENCH_REUSE_STORE=1 keeps the stores an earlier run seeded and published (a million
+    // products take minutes): for iterating on the search, not for the figures of record.
+    const published = (name: string) =>
+      fs.existsSync(path.join(ROOT, 'bench', '.work', 'ucp', name, 'public', 'v1', 'index.json'));
+    const reuse = process.env.BENCH_REUSE_STORE === '1' && published('sqlite');
+    const dir = scratchDir('ucp', { keep: reuse });
     // One FEEDS_URL for build and serve: another would have serve rebuild the tree at start.
     const sqliteEnv = (name: string) => ({
       DATA_DIR: path.join(dir, name),
@@ -283,7 +297,7 @@ export const ucpBenchmark: Benchmark = {
       FEEDS_URL: 'https://feeds.example.com',
       LOG_LEVEL: 'warn',
     });
-    await runOn('SQLite', sqliteEnv('sqlite'), async (name) => sqliteEnv(name));
+    await runOn('SQLite', sqliteEnv('sqlite'), async (name) => sqliteEnv(name), reuse);
     if (process.env.BENCH_POSTGRES === '0') return;
     if (!postgresBin()) {
       console.log(
@@ -300,7 +314,7 @@ export const ucpBenchmark: Benchmark = {
         await pg.admin(`create database ${database}`);
         return { ...sqliteEnv(`pg-${name}`), DATABASE_URL: pg.url(database, { pool_size: '10' }) };
       };
-      await runOn('PostgreSQL', await pgEnv('catalog'), pgEnv);
+      await runOn('PostgreSQL', await pgEnv('catalog'), pgEnv, false);
     } finally {
       cluster?.destroy();
     }
