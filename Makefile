@@ -44,8 +44,10 @@ run: build
 # the run. Waits in tests are on events, with deadlines of a minute where a busy machine
 # needs it. No pass collects coverage (a quarter of the CPU time) or lets tap's process
 # recorder read every module each process loads (run-tests.ts); nor loads tap's plugins that
-# no test uses (@tapjs/mock hooked every import): together a sixth of the CPU time. `make
-# coverage` gives the report.
+# no test uses (@tapjs/mock hooked every import): together a sixth of the CPU time. Every
+# process and thread the tests start loads Kysely and zod from one-file bundles of themselves
+# (test/support/bundled-deps.ts: Kysely alone is 255 modules each loaded again): about a
+# seventh of what was left. `make coverage` gives the report.
 #
 # TESTS_NODE24_SQLITE run on Node 24 and SQLite as well: runtime-bound files the PostgreSQL pass
 # does not run (SQLite's write lock, settings, a build killed mid-run) and the SQLite store's own
