@@ -134,8 +134,11 @@ export async function findNamedGroups(
   if (ids.length === 0) return [];
   const group = itemGroup(db);
   const list = sql.join(ids);
-  // Unindexed, so SQLite reads the ids from their indexes, not every active product.
-  const active = sql`${dialectOf(db).unindexed('status')} = 'active'`;
+  // An expression no index is on, so neither store reads the ids' index together with the
+  // status index (every active product): PostgreSQL without statistics yet (a million products
+  // loaded, autovacuum not round) ANDed the two bitmaps, 120-230 ms a lookup where the ids'
+  // index alone takes 0.5 ms; SQLite chose the status index outright.
+  const active = sql`(status || '') = 'active'`;
   // Two selects, each from its own index (the primary key; products_item_group), not an OR
   // of the two, which would scan the catalogue.
   const { rows } = await sql<{
