@@ -65,6 +65,11 @@ const ConfigSchema = z.object({
    * its process dies mid-send, another runner retakes it once this has passed.
    */
   FEED_DELIVERY_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /**
+   * The longest a delivery waits on the remote's processing of what it sent (Stripe's
+   * import) before it is recorded with the remote's state then.
+   */
+  FEED_DELIVERY_WAIT_SECONDS: z.coerce.number().min(0).max(3600).default(600),
   ALLOW_PRIVATE_TARGETS: boolean.default(false),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(15),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),

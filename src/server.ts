@@ -25,7 +25,7 @@ import type { Stage } from '../pipeline/stage.js';
 import { openPipelineContext, runPipeline } from '../pipeline/run.js';
 import { SecretBox } from './domain/integrations/secret-box.js';
 import { DeliveryRunner } from './domain/feeds/deliveries.js';
-import { deliveryTransports } from './platforms/index.js';
+import { deliveryRemoteReaders, deliveryTransports } from './platforms/index.js';
 import type { IntegrationEnv } from './domain/integrations/runtime.js';
 import { platformSources } from './platforms/index.js';
 import { recoverInterruptedSyncs, SyncRunner } from './domain/integrations/sync.js';
@@ -103,7 +103,11 @@ interface Parts {
   options: StartOptions;
   logger: Logger;
   store: Store;
-  deps: AppDeps & { webhooks: WebhookWorker; integrations: SyncRunner };
+  deps: AppDeps & {
+    webhooks: WebhookWorker;
+    integrations: SyncRunner;
+    deliveries: DeliveryRunner;
+  };
   /** Sends feed deliveries (sftp, ...) in the background. */
   deliveries: DeliveryRunner;
   usage?: MonthlyUsage;
@@ -182,7 +186,20 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     integrations,
     openReader: () => store.openReader(),
   };
-  const deps = { ...base, webhooks: new WebhookWorker(base) };
+  const deliveries = new DeliveryRunner({
+    db: store.db,
+    box: new SecretBox(config),
+    transports: deliveryTransports,
+    remoteReaders: deliveryRemoteReaders,
+    logger,
+    now,
+    dataDir: config.DATA_DIR,
+    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
+    retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
+    leaseMs: config.FEED_DELIVERY_LEASE_MS,
+    waitMs: config.FEED_DELIVERY_WAIT_SECONDS * 1000,
+  });
+  const deps = { ...base, webhooks: new WebhookWorker(base), deliveries };
   const reports = new ReportWorker({
     store,
     dataDir: config.DATA_DIR,
@@ -194,17 +211,6 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
       currency: config.DEFAULT_CURRENCY,
       storeName: config.STORE_NAME,
     }),
-  });
-  const deliveries = new DeliveryRunner({
-    db: store.db,
-    box: new SecretBox(config),
-    transports: deliveryTransports,
-    logger,
-    now,
-    dataDir: config.DATA_DIR,
-    allowPrivate: config.ALLOW_PRIVATE_TARGETS,
-    retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
-    leaseMs: config.FEED_DELIVERY_LEASE_MS,
   });
   return {
     config,

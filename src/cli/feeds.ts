@@ -9,7 +9,7 @@ import { findFeedById } from '../db/queries/feeds.js';
 import { findDeliveringDelivery } from '../db/queries/feed-deliveries.js';
 import type { FeedDeliveryRow, FeedRow } from '../db/schema.js';
 import type { FeedDeliveryRecord } from '../domain/feeds/delivery-schemas.js';
-import { deliveryTransports } from '../platforms/index.js';
+import { deliveryRemoteReaders, deliveryTransports } from '../platforms/index.js';
 import { createLogger } from '../logger.js';
 import type { Config } from '../config.js';
 import type { Store } from '../db/store.js';
@@ -61,12 +61,14 @@ function deliveryRunner(store: Store, config: Config): DeliveryRunner {
     db: store.db,
     box: new SecretBox(config),
     transports: deliveryTransports,
+    remoteReaders: deliveryRemoteReaders,
     logger: createLogger(config.LOG_LEVEL, { toStderr: true }),
     now: () => new Date(),
     dataDir: config.DATA_DIR,
     allowPrivate: config.ALLOW_PRIVATE_TARGETS,
     retrySchedule: config.FEED_DELIVERY_RETRY_SCHEDULE,
     leaseMs: config.FEED_DELIVERY_LEASE_MS,
+    waitMs: config.FEED_DELIVERY_WAIT_SECONDS * 1000,
   });
 }
 

@@ -22,3 +22,20 @@ export function jsonBody(): Koa.Middleware {
 export function rawBodyOf(ctx: Koa.Context): string {
   return (ctx.request as { rawBody?: string }).rawBody ?? '';
 }
+
+/** A body read whole as bytes (an inbound webhook's signature covers them), 413 past `max`. */
+export async function readRawBody(ctx: Koa.Context, max: number, what: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      throw new AppError('payload_too_large', `${what} is over ${max / 1024 / 1024} MiB.`, {
+        field: 'body',
+        reason: `must be at most ${max / 1024 / 1024} MiB`,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

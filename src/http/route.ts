@@ -10,6 +10,7 @@ import type { ApiKeyCache } from '../domain/access/api-keys.js';
 import type { WebhookWorker } from '../domain/webhooks/worker.js';
 import type { RequestLog } from './discovery/request-log.js';
 import type { SyncRunner } from '../domain/integrations/sync.js';
+import type { DeliveryRunner } from '../domain/feeds/deliveries.js';
 
 /** Who may call a route (CONTRACT part 5): read_only may read, read_write may also write, admin may do all. */
 export type Permission = 'public' | 'read' | 'write' | 'admin';
@@ -35,6 +36,8 @@ export interface RouteDeps {
   accessLog?: RequestLog;
   /** The integrations' syncs `startServer` runs (and the settings and keys they use). */
   integrations?: SyncRunner;
+  /** Sends feed deliveries, and reads a remote's later word on one (Stripe's import events). */
+  deliveries?: DeliveryRunner;
   /** A second, read-only connection the caller destroys (for reads that stream the catalogue). */
   openReader?: () => Db;
 }

@@ -1,6 +1,7 @@
-import type { DeliveryTransport } from '../domain/feeds/deliveries.js';
+import type { DeliveryTransport, RemoteReader } from '../domain/feeds/deliveries.js';
 import { sendBySftp } from './sftp.js';
 import { sendToAcpFeedApi } from './acp-feed-api.js';
+import { readStripeImport, sendToStripe } from './stripe-catalog.js';
 import { feedSource } from './feed.js';
 import { shopifySource } from './shopify.js';
 import { woocommerceSource } from './woocommerce.js';
@@ -17,4 +18,10 @@ export const platformSources: SourceRegistry = {
 export const deliveryTransports: Readonly<Record<string, DeliveryTransport>> = {
   sftp: sendBySftp,
   acp_feed_api: sendToAcpFeedApi,
+  stripe: sendToStripe,
+};
+
+/** The deliveries whose remote result can be read again after the fact, by delivery type. */
+export const deliveryRemoteReaders: Readonly<Record<string, RemoteReader>> = {
+  stripe: readStripeImport,
 };

@@ -1,6 +1,6 @@
 /**
  * A feed's channel on its dashboard page (CONTRACT part 10): the profile and file a platform
- * takes, where the file goes (hosted, SFTP, an ACP Feed API), the preview of the next
+ * takes, where the file goes (hosted, SFTP, an ACP Feed API, Stripe), the preview of the next
  * generation, and the delivery history with held deliveries to release. The forms here turn
  * into the API's FeedUpdate, so the API's rules and messages hold as they are.
  */
@@ -31,6 +31,11 @@ export const PROFILE_LABELS: Readonly<Record<(typeof FEED_PROFILE_NAMES)[number]
 };
 
 export const COMPRESSION_LABELS = { '': 'none', gzip: 'gzip' } as const;
+
+const STRIPE_MODE_LABELS = {
+  replace: "replace: Stripe's catalog becomes the file",
+  upsert: 'upsert: add and update, keep the rest',
+} as const;
 
 /** Held when the product count falls more than this below the last delivered (percent). */
 const DEFAULT_MAX_DROP_PERCENT = '20';
@@ -77,6 +82,9 @@ export function describeDelivery(d: StoredDelivery, credentialsSet: boolean): Ht
     case 'acp_feed_api':
       return markup`ACP Feed API <code>${d.url}</code>, feed <code>${d.feed_id}</code>
         (${credentialsSet ? 'token set' : 'no token'}); ${drop(d.max_drop)}`;
+    case 'stripe':
+      return markup`Stripe's product catalog import (${d.mode}) at <code>${d.api_url}</code>
+        (${credentialsSet ? 'key set' : 'no key'}); ${drop(d.max_drop)}`;
   }
 }
 
@@ -170,6 +178,7 @@ const SFTP_FIELDS = [
   'credentials',
 ];
 const ACP_FIELDS = ['url', 'feed_id', 'max_drop_percent', 'token', 'credentials'];
+const STRIPE_FIELDS = ['mode', 'max_drop_percent', 'token', 'webhook_secret', 'credentials'];
 
 /**
  * The delivery forms: one per push type, each with only its own fields, and a button back to
@@ -193,8 +202,14 @@ export function deliveryForms({ viewer, action, feed: f, values, error }: FeedFo
     max_drop_percent:
       d.type === 'acp_feed_api' ? String(Math.round(d.max_drop * 100)) : DEFAULT_MAX_DROP_PERCENT,
   };
+  const stripe = posted('stripe') ?? {
+    mode: d.type === 'stripe' ? d.mode : 'replace',
+    max_drop_percent:
+      d.type === 'stripe' ? String(Math.round(d.max_drop * 100)) : DEFAULT_MAX_DROP_PERCENT,
+  };
   const sftpError = values?.type === 'sftp' ? error : undefined;
   const acpError = values?.type === 'acp_feed_api' ? error : undefined;
+  const stripeError = values?.type === 'stripe' ? error : undefined;
   const keep = (set: boolean) => (set ? 'Leave empty to keep the one stored.' : undefined);
   const same = (type: string) => d.type === type && f.credentials_set;
   const drop = (v: Record<string, string>, e: AppError | undefined, id: string) =>
@@ -234,6 +249,19 @@ export function deliveryForms({ viewer, action, feed: f, values, error }: FeedFo
         ${drop(acp, acpError, 'f-acp-max-drop')}
         ${field({ name: 'token', label: 'Bearer token', type: 'password', error: errorFor(acpError, 'token', 'credentials'), hint: keep(same('acp_feed_api')) })}
         <button type="submit">Send to the Feed API</button>
+      </form>
+    </details>
+    <details class="box"${values?.type === 'stripe' ? markup` open` : ''}>
+      <summary>Import it into Stripe's product catalog</summary>
+      <form method="post" action="${action}" novalidate>
+        ${csrfField(viewer)}<input type="hidden" name="type" value="stripe" />
+        ${formError(stripeError, STRIPE_FIELDS)}
+        <p class="muted">Takes the Stripe channel in csv.</p>
+        ${field({ name: 'mode', id: 'f-stripe-mode', label: 'Import mode', value: stripe.mode, options: ['replace', 'upsert'], labels: STRIPE_MODE_LABELS, error: errorFor(stripeError, 'mode') })}
+        ${drop(stripe, stripeError, 'f-stripe-max-drop')}
+        ${field({ name: 'token', id: 'f-stripe-token', label: 'Secret or restricted key', type: 'password', error: errorFor(stripeError, 'token', 'credentials'), hint: keep(same('stripe')) ?? 'A restricted key needs the Product Catalog Import write permission.' })}
+        ${field({ name: 'webhook_secret', label: 'Event destination signing secret (optional)', type: 'password', error: errorFor(stripeError, 'webhook_secret'), hint: keep(same('stripe')) ?? 'whsec_…, to take the import events Stripe sends.' })}
+        <button type="submit">Import into Stripe</button>
       </form>
     </details>
     ${
@@ -279,6 +307,11 @@ export function deliveryInput(form: Record<string, string>): FeedUpdateInput {
           ...drop,
         },
         ...secrets(['token']),
+      } as FeedUpdateInput;
+    case 'stripe':
+      return {
+        delivery: { type: 'stripe', mode: form.mode, ...drop },
+        ...secrets(['token', 'webhook_secret']),
       } as FeedUpdateInput;
     default:
       return { delivery: null, credentials: null };

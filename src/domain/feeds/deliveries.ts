@@ -104,6 +104,9 @@ function sameTarget(row: FeedDeliveryRow, delivery: PushDelivery): boolean {
   if (delivery.type === 'acp_feed_api') {
     return remote.url === delivery.url && remote.feed_id === delivery.feed_id;
   }
+  if (delivery.type === 'stripe') {
+    return remote.api_url === delivery.api_url && remote.mode === delivery.mode;
+  }
   return (
     remote.host === delivery.host && remote.port === delivery.port && remote.path === delivery.path
   );
@@ -242,16 +245,31 @@ export interface TransportRequest {
   delivery: PushDelivery;
   credentials: FeedCredentialsInput;
   allowPrivate: boolean;
+  /** The longest to wait on the remote's processing of the file (FEED_DELIVERY_WAIT_SECONDS). */
+  waitMs: number;
   onProgress?: (sent: number, total: number) => void;
 }
 
 /** One delivery type's way to the remote: resolves with what the remote answered. */
 export type DeliveryTransport = (request: TransportRequest) => Promise<Record<string, unknown>>;
 
+/**
+ * What the remote says now of a delivery it took (a Stripe import that ends after the
+ * delivery was recorded): the delivery's `remote`, brought up to date.
+ */
+export type RemoteReader = (request: {
+  delivery: PushDelivery;
+  credentials: FeedCredentialsInput;
+  remote: Record<string, unknown>;
+  allowPrivate: boolean;
+}) => Promise<Record<string, unknown>>;
+
 export interface DeliveryEnv {
   db: Db;
   box: SecretBox;
   transports: Readonly<Record<string, DeliveryTransport>>;
+  /** The delivery types whose remote can be read again after the fact, by type. */
+  remoteReaders?: Readonly<Record<string, RemoteReader>>;
   logger: Logger;
   now: () => Date;
   dataDir: string;
@@ -263,6 +281,8 @@ export interface DeliveryEnv {
    * process dies, another runner retakes it once this has passed (FEED_DELIVERY_LEASE_MS).
    */
   leaseMs: number;
+  /** The longest a transport waits on the remote's processing (default 10 minutes). */
+  waitMs?: number;
 }
 
 /** How often the serve worker looks for due deliveries. */
@@ -379,6 +399,36 @@ export class DeliveryRunner {
     return presentDelivery(finished);
   }
 
+  /** A feed's delivery credentials, decrypted ({} when it has none). */
+  credentialsOf(feed: FeedRow): FeedCredentialsInput {
+    return feed.credentials
+      ? (JSON.parse(this.env.box.decrypt(feed.credentials)) as FeedCredentialsInput)
+      : {};
+  }
+
+  /**
+   * Reads again what the remote says of a delivery it took, and keeps it in the record's
+   * `remote` (the status stays as the attempt left it). Undefined when the feed's delivery
+   * type has no reader or the delivery reached no remote.
+   */
+  async refreshRemote(
+    feed: FeedRow,
+    row: FeedDeliveryRow,
+  ): Promise<Record<string, unknown> | undefined> {
+    const delivery = parseDelivery(feed.delivery);
+    if (delivery.type === 'hosted' || row.remote === null) return undefined;
+    const read = this.env.remoteReaders?.[delivery.type];
+    if (!read) return undefined;
+    const remote = await read({
+      delivery,
+      credentials: this.credentialsOf(feed),
+      remote: JSON.parse(row.remote) as Record<string, unknown>,
+      allowPrivate: this.env.allowPrivate,
+    });
+    await updateFeedDelivery(this.env.db, row.id, { remote: JSON.stringify(remote) });
+    return remote;
+  }
+
   /** One attempt to send a claimed delivery: the row's patch and the event it makes. */
   private async attempt(
     row: FeedDeliveryRow,
@@ -395,15 +445,14 @@ export class DeliveryRunner {
       if (delivery.type === 'hosted') throw new Error('the feed is hosted now');
       const transport = this.env.transports[delivery.type];
       if (!transport) throw new Error(`no transport for ${delivery.type}`);
-      const credentials = feed.credentials
-        ? (JSON.parse(this.env.box.decrypt(feed.credentials)) as FeedCredentialsInput)
-        : {};
+      const credentials = this.credentialsOf(feed);
       const remote = await transport({
         file: path.join(deliveriesDirectory(this.env.dataDir), row.file),
         bytes: row.bytes,
         delivery,
         credentials,
         allowPrivate: this.env.allowPrivate,
+        waitMs: this.env.waitMs ?? 600_000,
         ...(onProgress ? { onProgress } : {}),
       });
       return {

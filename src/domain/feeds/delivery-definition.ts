@@ -18,9 +18,12 @@ export interface DeliveryOptions {
 /** Refuses a target the outbound guard refuses (422 naming delivery.host or delivery.url). */
 export async function checkTargetOf(delivery: StoredDelivery, allowPrivate: boolean) {
   if (delivery.type === 'hosted') return;
-  const field = delivery.type === 'sftp' ? 'delivery.host' : 'delivery.url';
+  const field = { sftp: 'delivery.host', acp_feed_api: 'delivery.url', stripe: 'delivery.api_url' }[
+    delivery.type
+  ];
   try {
     if (delivery.type === 'sftp') await checkHost(delivery.host, { allowPrivate });
+    else if (delivery.type === 'stripe') await checkTarget(delivery.api_url, { allowPrivate });
     else await checkTarget(delivery.url, { allowPrivate });
   } catch (err) {
     if (err instanceof TargetRefusedError) throw invalidField(field, `is refused: ${err.reason}`);
@@ -28,24 +31,36 @@ export async function checkTargetOf(delivery: StoredDelivery, allowPrivate: bool
   }
 }
 
+/** The one profile and format a delivery type takes, and why (types absent take any). */
+const CHANNEL_OF: Partial<Record<StoredDelivery['type'], [string, string, string]>> = {
+  acp_feed_api: ['acp', 'jsonl', 'the Feed API upserts ACP Products'],
+  stripe: ['stripe', 'csv', "Stripe's catalog import takes its product CSV"],
+};
+
 /**
  * The profile and format a delivery type takes (422): an acp_feed_api delivery upserts ACP
- * Products, so only an acp feed in jsonl. `field` names what the request changed: the
- * delivery (`delivery.type`), or the feed's `profile` or `format` when it keeps its delivery.
+ * Products, so only an acp feed in jsonl; a stripe delivery imports a stripe feed in csv.
+ * `field` names what the request changed: the delivery (`delivery.type`), or the feed's
+ * `profile` or `format` when it keeps its delivery.
  */
 export function checkDeliveryChannel(
   delivery: StoredDelivery,
   channel: { profile: string; format: string },
   field = 'delivery.type',
 ): void {
-  if (delivery.type !== 'acp_feed_api') return;
-  if (channel.profile === 'acp' && channel.format === 'jsonl') return;
+  const wanted = CHANNEL_OF[delivery.type];
+  if (!wanted) return;
+  const [profile, format, why] = wanted;
+  if (channel.profile === profile && channel.format === format) return;
   const kept = field === 'delivery.type' ? '' : `; the feed keeps its ${delivery.type} delivery`;
   throw invalidField(
     field,
-    `acp_feed_api takes an acp feed in jsonl (the Feed API upserts ACP Products)${kept}`,
+    `${delivery.type} takes ${/^[aeiou]/.test(profile) ? 'an' : 'a'} ${profile} feed in ${format} (${why})${kept}`,
   );
 }
+
+/** Stripe's secret (sk_) and restricted (rk_) API keys, test or live. */
+const STRIPE_KEY = /^(?:sk|rk)_(?:test|live)_[A-Za-z0-9]{10,}$/;
 
 /** The credentials a delivery type needs (422 naming credentials, or delivery.type). */
 function checkCredentials(
@@ -54,6 +69,22 @@ function checkCredentials(
   channel: DeliveryOptions['channel'],
 ): void {
   if (channel) checkDeliveryChannel(delivery, channel);
+  if (delivery.type === 'stripe') {
+    if (!credentials?.token) {
+      throw new AppError(
+        'missing_field',
+        'A stripe delivery needs credentials: token (a secret or restricted key).',
+        { field: 'credentials', reason: 'token is required' },
+      );
+    }
+    if (!STRIPE_KEY.test(credentials.token)) {
+      throw invalidField(
+        'credentials.token',
+        'must be a Stripe secret or restricted API key (sk_live_..., sk_test_..., rk_live_..., rk_test_...)',
+      );
+    }
+    return;
+  }
   if (delivery.type === 'acp_feed_api') {
     if (!credentials?.token) {
       throw new AppError('missing_field', 'An acp_feed_api delivery needs credentials: token.', {

@@ -1,8 +1,9 @@
 /**
  * A feed's delivery (CONTRACT part 10): where its file goes. `hosted` is the export URL alone
  * (the default); `sftp` uploads it under a temporary name in the same folder, then renames it,
- * to a server whose host key is pinned as OpenSSH prints it. Credentials travel at the top of
- * the feed body, as integrations' do, and are stored encrypted.
+ * to a server whose host key is pinned as OpenSSH prints it; `acp_feed_api` upserts Products
+ * into an ACP Feed API; `stripe` imports the CSV into Stripe's product catalog. Credentials
+ * travel at the top of the feed body, as integrations' do, and are stored encrypted.
  */
 import { z } from 'zod';
 import { httpUrl, text } from '../fields.js';
@@ -59,19 +60,39 @@ export const AcpFeedApiDelivery = z.strictObject({
   max_drop: MaxDrop,
 });
 
+/** Stripe's API; `api_url` points elsewhere only for a test double of it. */
+export const STRIPE_API_URL = 'https://api.stripe.com';
+
+export const StripeDelivery = z.strictObject({
+  type: z.literal('stripe'),
+  /**
+   * `replace`: the catalog becomes the file (products gone from the shop leave Stripe);
+   * `upsert`: the file's rows are added or updated, the rest stay.
+   */
+  mode: z.enum(['replace', 'upsert']).default('replace'),
+  api_url: httpUrl(2048).default(STRIPE_API_URL),
+  max_drop: MaxDrop,
+});
+
 export const FeedDelivery = z.discriminatedUnion('type', [
   HostedDelivery,
   SftpDelivery,
   AcpFeedApiDelivery,
+  StripeDelivery,
 ]);
 export type FeedDeliveryInput = z.input<typeof FeedDelivery>;
-export type PushDelivery = z.infer<typeof SftpDelivery> | z.infer<typeof AcpFeedApiDelivery>;
+export type PushDelivery = Exclude<z.infer<typeof FeedDelivery>, { type: 'hosted' }>;
 export type StoredDelivery = z.infer<typeof FeedDelivery>;
 
 export const FeedCredentials = z.strictObject({
   password: z.string().min(1).max(1024).optional(),
   private_key: z.string().min(1).max(16_384).optional(),
   token: z.string().min(1).max(4096).optional(),
+  /** A stripe delivery's event destination signing secret (whsec_...), to take its events. */
+  webhook_secret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9]{8,200}$/, 'must be the signing secret Stripe shows (whsec_...)')
+    .optional(),
 });
 export type FeedCredentialsInput = z.infer<typeof FeedCredentials>;
 

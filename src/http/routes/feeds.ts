@@ -4,6 +4,9 @@ import { FEED_CONTENT_TYPES, feedDiagnosticsPath, feedFilePath } from '../../dom
 import { Feed, FeedCreate, FeedList, FeedPreview, FeedUpdate } from '../../domain/feeds/schemas.js';
 import { previewFeed, storeChannelSettingsOf } from '../../domain/feeds/preview.js';
 import { listDeliveries, releaseDelivery } from '../../domain/feeds/deliveries.js';
+import { receiveStripeEvent } from '../../domain/feeds/stripe-events.js';
+import { AppError } from '../../errors.js';
+import { readRawBody } from '../body.js';
 import { FeedDeliveryList, FeedDeliveryRecord } from '../../domain/feeds/delivery-schemas.js';
 import { FeedDeliveryListQuery } from '../schemas/feeds.js';
 import {
@@ -23,7 +26,7 @@ import {
 } from '../file-response.js';
 import { defineRoute, type RouteDeps, type Reply } from '../route.js';
 import { FeedListQueryString } from '../schemas/feeds.js';
-import { ErrorResponses } from './shared.js';
+import { ErrorBody, ErrorResponses } from './shared.js';
 
 const IdParams = z.object({ id: z.string().min(1).max(200) });
 
@@ -214,6 +217,52 @@ export const feedRoutes = [
     handler: async ({ params }, deps) => ({
       body: await releaseDelivery(deps.db, params.id, params.did),
     }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/feeds/:id/stripe-events',
+    operationId: 'receiveFeedStripeEvent',
+    summary:
+      "Inbound Stripe event about a stripe delivery's import (v2.commerce.product_catalog.imports.*, a thin event): no API key, authenticated by Stripe-Signature (t=<time>,v1=<hex HMAC-SHA256 of t.body with the feed's credentials.webhook_secret>, within 5 minutes); the import is read from Stripe and kept in its delivery's remote",
+    tag: 'Feeds',
+    permission: 'public',
+    params: IdParams,
+    responses: {
+      200: {
+        description:
+          'Recorded in the delivery that made the import, or ignored (another event type, or an import no recent delivery of the feed made)',
+        schema: z.object({
+          status: z.enum(['recorded', 'ignored']),
+          type: z.string().nullable(),
+          import_id: z.string().nullable(),
+          delivery_id: z.string().nullable(),
+        }),
+      },
+      400: { description: 'The body is not JSON', schema: ErrorBody },
+      401: {
+        description: 'Unsigned, the signature does not match, or it is too old',
+        schema: ErrorBody,
+      },
+      404: { description: 'No such feed, or it has no stripe delivery', schema: ErrorBody },
+      413: { description: 'Body over 1 MiB', schema: ErrorBody },
+    },
+    handler: async ({ params, ctx }, deps) => {
+      if (!deps.deliveries) {
+        throw new AppError('unavailable', 'Feed deliveries are not running in this process.', {
+          field: 'deliveries',
+          reason: 'not running',
+        });
+      }
+      const body = await readRawBody(ctx, 1024 * 1024, "Stripe's event");
+      return {
+        body: await receiveStripeEvent(
+          deps.deliveries,
+          params.id,
+          ctx.get('stripe-signature') || undefined,
+          body,
+        ),
+      };
+    },
   }),
   defineRoute({
     method: 'get',

@@ -1,4 +1,3 @@
-import type Koa from 'koa';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import {
@@ -24,6 +23,7 @@ import {
   SyncStatus,
 } from '../../domain/integrations/schemas.js';
 import type { SyncRunner } from '../../domain/integrations/sync.js';
+import { readRawBody } from '../body.js';
 import { defineRoute, type RouteDeps } from '../route.js';
 import { IntegrationListQueryString, SyncHistoryQueryString } from '../schemas/integrations.js';
 import { ErrorBody, ErrorResponses } from './shared.js';
@@ -40,22 +40,6 @@ function runnerOf(deps: RouteDeps): SyncRunner {
     });
   }
   return deps.integrations;
-}
-
-async function readRawBody(ctx: Koa.Context): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_WEBHOOK_BYTES) {
-      throw new AppError('payload_too_large', 'The webhook body is over 1 MiB.', {
-        field: 'body',
-        reason: 'must be at most 1 MiB',
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 export const integrationRoutes = [
@@ -228,7 +212,7 @@ export const integrationRoutes = [
     },
     handler: async ({ params, ctx }, deps) => {
       const header = (name: string) => ctx.get(name) || undefined;
-      const body = await readRawBody(ctx);
+      const body = await readRawBody(ctx, MAX_WEBHOOK_BYTES, 'The webhook body');
       const result = await receiveWebhook(
         runnerOf(deps).env,
         params.id,
