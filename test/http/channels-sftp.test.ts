@@ -10,26 +10,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
 import { runCliAsync } from '../support/cli.js';
-import { runFeeds, waitFor } from '../support/feeds.js';
-import { productBody, startTestServer, type TestServer } from '../support/server.js';
+import { runFeeds, seedChannelProducts, waitFor } from '../support/feeds.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { passwordSshdMissing, sshdMissing, startSshd, type Sshd } from '../support/sshd.js';
 
 const skip = sshdMissing() ?? false;
 const passwordSkip = passwordSshdMissing() ?? false;
 const ENV = { ALLOW_PRIVATE_TARGETS: 'true', FEED_DELIVERY_RETRY_SCHEDULE: '0.05,0.05' };
-
-async function seed(s: TestServer, n: number) {
-  for (let i = 0; i < n; i++) {
-    const res = await s.request('POST', '/v1/products', {
-      body: productBody({
-        id: `P-${String(i).padStart(2, '0')}`,
-        description: 'Described.',
-        attributes: { brand: 'Northwind', url: `https://shop.example/p/${i}` },
-      }),
-    });
-    if (res.status !== 201) throw new Error(res.text);
-  }
-}
 
 function sftpFeed(sshd: Sshd, file: string, hostKey = sshd.hostKeySha256) {
   return {
@@ -79,7 +66,7 @@ t.test(
   async (t) => {
     const sshd = await startSshd(t);
     const s = await startTestServer(t, ENV);
-    await seed(s, 10);
+    await seedChannelProducts(s, 10);
     const created = await s.request('POST', '/v1/feeds', {
       body: sftpFeed(sshd, 'products.jsonl.gz'),
     });
@@ -145,7 +132,7 @@ t.test(
 t.test('a wrong host key fails without sending; bad targets are refused', { skip }, async (t) => {
   const sshd = await startSshd(t);
   const s = await startTestServer(t, ENV);
-  await seed(s, 2);
+  await seedChannelProducts(s, 2);
   const wrong = 'SHA256:' + 'A'.repeat(43);
   const feed = await s.request('POST', '/v1/feeds', {
     body: sftpFeed(sshd, 'wrong.jsonl.gz', wrong),
@@ -176,7 +163,7 @@ t.test(
     const password = 'correct horse battery staple';
     const sshd = await startSshd(t, { password });
     const s = await startTestServer(t, ENV);
-    await seed(s, 3);
+    await seedChannelProducts(s, 3);
     const feed = (file: string, secret: string) => ({
       ...sftpFeed(sshd, file),
       delivery: { ...sftpFeed(sshd, file).delivery, username: sshd.passwordUser },

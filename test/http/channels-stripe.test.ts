@@ -9,8 +9,8 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { startStripeServer } from '../support/stripe-server.js';
-import { runFeeds, waitFor } from '../support/feeds.js';
-import { productBody, startTestServer, type TestServer } from '../support/server.js';
+import { runFeeds, seedChannelProducts, waitFor } from '../support/feeds.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 const ENV = { ALLOW_PRIVATE_TARGETS: 'true', FEED_DELIVERY_RETRY_SCHEDULE: '0.05,0.05' };
 const KEY = 'sk_test_51AgentshelfLocalStripeKey';
@@ -23,19 +23,6 @@ interface Delivery {
   error: string | null;
   next_attempt_at: string | null;
   remote: Record<string, unknown> | null;
-}
-
-async function seed(s: TestServer, n: number) {
-  for (let i = 0; i < n; i++) {
-    const res = await s.request('POST', '/v1/products', {
-      body: productBody({
-        id: `P-${String(i).padStart(2, '0')}`,
-        description: 'Described.',
-        attributes: { brand: 'Northwind', url: `https://shop.example/p/${i}` },
-      }),
-    });
-    if (res.status !== 201) throw new Error(res.text);
-  }
 }
 
 function stripeFeed(apiUrl: string, delivery: Record<string, unknown> = {}) {
@@ -65,7 +52,7 @@ t.test(
     const stripe = await startStripeServer(t, { key: KEY });
     stripe.processingReads = 2;
     const s = await startTestServer(t, ENV);
-    await seed(s, 10);
+    await seedChannelProducts(s, 10);
     const created = await s.request('POST', '/v1/feeds', { body: stripeFeed(stripe.url) });
     t.equal(created.status, 201, created.text);
     t.match(created.body, {
@@ -148,7 +135,7 @@ t.test(
   async (t) => {
     const stripe = await startStripeServer(t, { key: KEY });
     const s = await startTestServer(t, ENV);
-    await seed(s, 4);
+    await seedChannelProducts(s, 4);
     const created = await s.request('POST', '/v1/feeds', {
       body: stripeFeed(stripe.url, { mode: 'upsert', max_drop: 1 }),
     });
@@ -202,7 +189,7 @@ t.test('an import Stripe fails is a failed delivery with its code and message', 
     ...ENV,
     FEED_DELIVERY_RETRY_SCHEDULE: '600',
   });
-  await seed(s, 2);
+  await seedChannelProducts(s, 2);
   const created = await s.request('POST', '/v1/feeds', { body: stripeFeed(stripe.url) });
   t.equal(created.status, 201, created.text);
   stripe.failNextImport(1);
@@ -256,7 +243,7 @@ t.test("Stripe's events bring an import's ending to its delivery, signed or refu
   const stripe = await startStripeServer(t, { key: KEY });
   stripe.processingReads = 1_000;
   const s = await startTestServer(t, { ...ENV, FEED_DELIVERY_WAIT_SECONDS: '0.3' });
-  await seed(s, 3);
+  await seedChannelProducts(s, 3);
   const secret = 'whsec_LocalStripeSigningSecret0123';
   const created = await s.request('POST', '/v1/feeds', {
     body: { ...stripeFeed(stripe.url), credentials: { token: KEY, webhook_secret: secret } },

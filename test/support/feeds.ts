@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { defaultStages, openPipelineContext, runPipeline } from '../../pipeline/run.js';
 import type { Db } from '../../src/db/store.js';
-import type { TestServer } from './server.js';
+import { productBody, type TestServer } from './server.js';
 
 /** build/src/main.js, the CLI as users run it. */
 export const CLI = fileURLToPath(new URL('../../src/main.js', import.meta.url));
@@ -102,4 +102,18 @@ export async function listRuns(db: Db) {
     .orderBy('started_at')
     .orderBy('id')
     .execute();
+}
+
+/** n products a channel takes whole (P-00, P-01, ...: a description, a brand, a page URL). */
+export async function seedChannelProducts(s: TestServer, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await s.request('POST', '/v1/products', {
+      body: productBody({
+        id: `P-${String(i).padStart(2, '0')}`,
+        description: 'Described.',
+        attributes: { brand: 'Northwind', url: `https://shop.example/p/${i}` },
+      }),
+    });
+    if (res.status !== 201) throw new Error(res.text);
+  }
 }

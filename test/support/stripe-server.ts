@@ -92,6 +92,15 @@ function stripeError(
   });
 }
 
+/** An import that ends `failed` (Stripe's `status_details.failed`). */
+function failedEnding(
+  code: 'invalid_file' | 'internal_error',
+  message: string,
+): NonNullable<Import['ending']> {
+  const type = code === 'invalid_file' ? 'cannot_proceed' : 'transient_failure';
+  return { status: 'failed', details: { failed: { code, type, failure_message: message } } };
+}
+
 /** Checks the CSV's rows as Stripe's spec states its rules: the import's ending. */
 function judge(csv: string): {
   ending: Import['ending'];
@@ -101,36 +110,14 @@ function judge(csv: string): {
   try {
     rows = parse(csv, { columns: true, bom: true }) as Record<string, string>[];
   } catch (err) {
-    return {
-      ending: {
-        status: 'failed',
-        details: {
-          failed: {
-            code: 'invalid_file',
-            type: 'cannot_proceed',
-            failure_message: `The file is not CSV: ${(err as Error).message}`,
-          },
-        },
-      },
-      rows: [],
-    };
+    const message = `The file is not CSV: ${(err as Error).message}`;
+    return { ending: failedEnding('invalid_file', message), rows: [] };
   }
   const header = csv.split(/\r?\n/, 1)[0]!.split(',');
   const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
   if (missing.length > 0) {
-    return {
-      ending: {
-        status: 'failed',
-        details: {
-          failed: {
-            code: 'invalid_file',
-            type: 'cannot_proceed',
-            failure_message: `Missing required columns: ${missing.join(', ')}`,
-          },
-        },
-      },
-      rows: [],
-    };
+    const message = `Missing required columns: ${missing.join(', ')}`;
+    return { ending: failedEnding('invalid_file', message), rows: [] };
   }
   const samples: { error_message: string; field: string; id: string; row: string }[] = [];
   const good: Record<string, string>[] = [];
@@ -266,16 +253,10 @@ export async function startStripeServer(t: Test, options: { key: string }): Prom
       let ending = judged.ending;
       if (failingImports > 0) {
         failingImports--;
-        ending = {
-          status: 'failed',
-          details: {
-            failed: {
-              code: 'internal_error',
-              type: 'transient_failure',
-              failure_message: 'An internal error occurred while processing the file.',
-            },
-          },
-        };
+        ending = failedEnding(
+          'internal_error',
+          'An internal error occurred while processing the file.',
+        );
       }
       imp.ending = ending;
       imp.status = 'processing';
