@@ -9,6 +9,7 @@
 import t from 'tap';
 import { seedSynthetic } from '../../src/seed/synthetic.js';
 import { startAcpFeedServer } from '../support/acp-feed-server.js';
+import { startStripeServer } from '../support/stripe-server.js';
 import { signInDashboard } from '../support/dashboard.js';
 import { runFeeds, waitFor } from '../support/feeds.js';
 import { formValues, tableRows, unescapeHtml } from '../support/html.js';
@@ -146,3 +147,47 @@ t.test('an ACP channel set up, delivered, held and released from the dashboard',
     credentials_set: false,
   });
 });
+
+t.test(
+  "a Stripe channel set up from the dashboard and imported into Stripe's catalog",
+  async (t) => {
+    const key = 'sk_test_51DashboardLocalStripe';
+    const stripe = await startStripeServer(t, { key });
+    const s = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' });
+    await seedSynthetic(s.server.store.db, { count: 12, brands: 2 });
+    const writer = await signInDashboard(s, s.keys.read_write);
+    const created = await writer.post('/dashboard/feeds', {
+      name: 'Stripe',
+      profile: 'stripe',
+      format: 'csv',
+      compression: '',
+      status: 'active',
+    });
+    t.equal(created.status, 303, created.text);
+    const page = created.headers.get('location')!;
+    const feedId = decodeURIComponent(page.split('/').pop()!);
+    // The form sets the type and mode; api_url stays Stripe's unless the API sets it.
+    const viaApi = await s.request('PUT', `/v1/feeds/${feedId}`, {
+      body: { delivery: { type: 'stripe', api_url: stripe.url }, credentials: { token: key } },
+    });
+    t.equal(viaApi.status, 200, viaApi.text);
+    const form = { type: 'stripe', mode: 'upsert', max_drop_percent: '30' };
+    const refused = await writer.post(`${page}/delivery`, { ...form, token: 'pk_test_public' });
+    t.equal(refused.status, 422);
+    t.match(refused.text, /id="f-stripe-token-error">[^<]*must be a Stripe secret or restricted/);
+    t.notMatch(refused.text, 'pk_test_public', 'the key typed is not written back');
+    const set = await writer.post(`${page}/delivery`, { ...form, token: key });
+    t.equal(set.status, 303, set.text);
+    const shown = await writer.get(page);
+    t.match(
+      textOf(shown.text),
+      "Stripe's product catalog import (upsert) at https://api.stripe.com (key set)",
+    );
+    t.notMatch(shown.text, key, 'the key is never shown');
+    t.match((await s.request('GET', `/v1/feeds/${feedId}`)).body.delivery, {
+      type: 'stripe',
+      mode: 'upsert',
+      max_drop: 0.3,
+    });
+  },
+);
