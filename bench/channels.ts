@@ -1,7 +1,9 @@
 /**
  * Channels (issue 22): each profile's generation against its floor (the same rows read,
  * serialised and gzipped by a bare loop, bench/channels-floor.ts), measured in turns in the
- * same run, and the build's peak RSS from the smallest size to the largest.
+ * same run; the push deliveries beside their baselines (SFTP against OpenSSH's sftp, the ACP
+ * push against a bare PATCH loop, and 0 bytes sent when nothing changed:
+ * bench/channels-delivery.ts); and the builds' peak RSS from the smallest size to the largest.
  *
  * node build/bench/run.js channels; BENCH_CHANNELS_SIZES=20000 for a quick look (the issue's
  * figures are 100,000 and 1,000,000).
@@ -17,6 +19,12 @@ import { createFeed, deleteFeed } from '../src/domain/feeds/feeds.js';
 import type { FeedCreateInput } from '../src/domain/feeds/schemas.js';
 import type { StageOutput } from '../pipeline/stage.js';
 import type { Benchmark } from './benchmark.js';
+import {
+  deliveryToolsMissing,
+  measureDeliveries,
+  reportDeliveries,
+  type DeliveryFigures,
+} from './channels-delivery.js';
 
 const run = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // build/bench
@@ -51,6 +59,8 @@ interface Measured {
   floors: number[];
   pairs: { label: string; perSecond: number; excluded: number }[];
   rssMb: number;
+  /** The push deliveries (SFTP, ACP, no change); undefined when sshd or sftp is missing. */
+  deliveries?: DeliveryFigures;
 }
 
 /** One size: seed, then floor and build in turns, each build with its one feed. */
@@ -61,6 +71,8 @@ async function measure(size: number): Promise<Measured> {
     DATA_DIR: path.join(dir, 'data'),
     PUBLIC_DIR: path.join(dir, 'public'),
     LOG_LEVEL: 'warn',
+    // The deliveries' sshd and ACP receiver listen on loopback.
+    ALLOW_PRIVATE_TARGETS: 'true',
   };
   try {
     await node([CLI, 'seed', '--synthetic', String(size), '--json'], env);
@@ -113,7 +125,10 @@ async function measure(size: number): Promise<Measured> {
       fs.rmSync(path.join(config.DATA_DIR, 'feeds'), { recursive: true, force: true });
       floors.push(await floor());
     }
-    return { size, floors, pairs, rssMb };
+    if (deliveryToolsMissing()) return { size, floors, pairs, rssMb };
+    const deliveries = await measureDeliveries(dir, env, config);
+    rssMb = Math.max(rssMb, deliveries.rssMb);
+    return { size, floors, pairs, rssMb, deliveries };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -130,11 +145,14 @@ function report(m: Measured): void {
       `  ${pair.label.padEnd(15)} ${n(pair.perSecond).padStart(9)} products/s  ${ratio.toFixed(2)}x the floor around it  (target >= 0.70: ${ratio >= 0.7 ? 'met' : 'MISSED'}; ${n(pair.excluded)} excluded)`,
     );
   }
+  if (m.deliveries) reportDeliveries(m.deliveries);
+  else console.log(`  push deliveries not measured: ${deliveryToolsMissing()}`);
   console.log(`  build peak RSS ${n(m.rssMb)} MB (the largest of the builds)`);
 }
 
 export const channelsBenchmark: Benchmark = {
-  title: "channels: each profile's generation beside a bare read + serialise + gzip floor",
+  title:
+    "channels: each profile's generation beside a bare read + serialise + gzip floor; SFTP and ACP push beside OpenSSH's sftp and a bare PATCH loop",
   run: async () => {
     const sizes = (process.env.BENCH_CHANNELS_SIZES ?? '100000,1000000').split(',').map(Number);
     const results: Measured[] = [];

@@ -100,13 +100,50 @@ function fingerprint(publicKeyFile: string): string {
   return match[0];
 }
 
-/** Starts sshd -D; resolves once it says it listens. */
+/** A running sshd, started without a tap test (the benchmarks); stop() ends it. */
+export interface SshdProcess extends Sshd {
+  pid: number;
+  /** The client key's file (mode 0600), for OpenSSH's own ssh and sftp (`-i`). */
+  privateKeyFile: string;
+  /** A known_hosts file that pins the host key for this port. */
+  knownHostsFile: string;
+  /** sshd's log so far (stderr, `-e`): a line per login ("Accepted publickey for ..."). */
+  log(): string;
+  /** Ends sshd (SIGTERM, waited for) and removes its folder. */
+  stop(): Promise<void>;
+}
+
+/** Starts sshd -D; resolves once it says it listens. Ended by the test's teardown. */
 export async function startSshd(t: Test, options: { password?: string } = {}): Promise<Sshd> {
+  const running = await launchSshd(options);
+  t.teardown(() => running.stop());
+  return {
+    host: running.host,
+    port: running.port,
+    username: running.username,
+    hostKeySha256: running.hostKeySha256,
+    privateKey: running.privateKey,
+    root: running.root,
+    ...(running.passwordUser ? { passwordUser: running.passwordUser } : {}),
+  };
+}
+
+/** Starts sshd -D in a folder of its own; resolves once it says it listens. */
+export async function launchSshd(options: { password?: string } = {}): Promise<SshdProcess> {
   // A folder of its own: t.testdir() is the test's, and a test server started after this
   // would empty it.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentshelf-sshd-'));
+  const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    return await runSshd(dir, options);
+  } catch (err) {
+    removeDir();
+    throw err;
+  }
+}
+
+async function runSshd(dir: string, options: { password?: string }): Promise<SshdProcess> {
   fs.mkdirSync(path.join(dir, 'upload'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   keygen(path.join(dir, 'host_key'));
   keygen(path.join(dir, 'client_key'));
   fs.copyFileSync(path.join(dir, 'client_key.pub'), path.join(dir, 'authorized_keys'));
@@ -134,21 +171,40 @@ export async function startSshd(t: Test, options: { password?: string } = {}): P
     ? ['unshare', ...passwordAccount(dir, options.password, args)]
     : args;
   const child = spawn(command!, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
-  t.teardown(async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  });
+  const running = () =>
+    child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+  // sshd -D outlives a parent that exits (a failed benchmark): ended with it.
+  const onExit = () => {
+    if (running()) child.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
+  const stop = async () => {
+    process.removeListener('exit', onExit);
+    if (running()) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
   let log = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      log += d;
-      if (log.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        log += d;
+        if (log.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`sshd exited (${code}): ${log}`)));
+      child.once('error', reject);
     });
-    child.once('exit', (code) => reject(new Error(`sshd exited (${code}): ${log}`)));
-    child.once('error', reject);
-  });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const hostPublicKey = fs.readFileSync(path.join(dir, 'host_key.pub'), 'utf8').trim();
+  const knownHostsFile = path.join(dir, 'known_hosts');
+  fs.writeFileSync(knownHostsFile, `[127.0.0.1]:${port} ${hostPublicKey}\n`);
   return {
     host: '127.0.0.1',
     port,
@@ -157,5 +213,10 @@ export async function startSshd(t: Test, options: { password?: string } = {}): P
     privateKey: fs.readFileSync(path.join(dir, 'client_key'), 'utf8'),
     root: path.join(dir, 'upload'),
     ...(options.password ? { passwordUser: PASSWORD_USER } : {}),
+    pid: child.pid!,
+    privateKeyFile: path.join(dir, 'client_key'),
+    knownHostsFile,
+    log: () => log,
+    stop,
   };
 }
