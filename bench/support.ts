@@ -156,6 +156,35 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
+/** The machine's busy share of CPU time over `ms` (all cores, from /proc/stat). */
+async function busyShare(ms: number): Promise<number> {
+  const read = () => {
+    const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    const n = ticks.map(Number);
+    const idle = n[3]! + (n[4] ?? 0);
+    return { idle, total: n.reduce((a, b) => a + b, 0) };
+  };
+  const a = read();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const b = read();
+  return b.total === a.total ? 0 : 1 - (b.idle - a.idle) / (b.total - a.total);
+}
+
+/**
+ * Waits until the machine is idle again (under a fifth busy for two half-seconds in a row,
+ * at most `maxMs`): the work a load left queued (requests the server still answers, queries
+ * the database still runs after their clients went) must not be measured in the next load.
+ * Resolves with the milliseconds waited.
+ */
+export async function waitIdle(maxMs = 60_000): Promise<number> {
+  const started = performance.now();
+  let quiet = 0;
+  while (quiet < 2 && performance.now() - started < maxMs) {
+    quiet = (await busyShare(500)) < 0.2 ? quiet + 1 : 0;
+  }
+  return Math.round(performance.now() - started);
+}
+
 export function hasCommand(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
 }
