@@ -100,8 +100,8 @@ export async function readImport(
 export const sendToStripe: DeliveryTransport = async (request) => {
   const { delivery, credentials } = request;
   if (delivery.type !== 'stripe') throw new Error('not a stripe delivery');
-  const token = credentials.token;
-  if (!token) throw new Error('the stripe delivery has no token');
+  const token = credentials.api_key;
+  if (!token) throw new Error('the stripe delivery has no api_key');
   const client = createHttpClient({ allowPrivate: request.allowPrivate, timeoutMs: 60_000 });
   const api = delivery.api_url.replace(/\/+$/, '');
   const created = await client.request({
@@ -165,8 +165,8 @@ export const readStripeImport: RemoteReader = async ({
   allowPrivate,
 }) => {
   if (delivery.type !== 'stripe') throw new Error('not a stripe delivery');
-  if (typeof remote.import_id !== 'string' || !credentials.token) return remote;
+  if (typeof remote.import_id !== 'string' || !credentials.api_key) return remote;
   const client = createHttpClient({ allowPrivate, timeoutMs: 30_000 });
-  const imp = await readImport(client, delivery.api_url, credentials.token, remote.import_id);
+  const imp = await readImport(client, delivery.api_url, credentials.api_key, remote.import_id);
   return { ...remote, ...importSummary(imp) };
 };

@@ -168,15 +168,15 @@ t.test(
     const feedId = decodeURIComponent(page.split('/').pop()!);
     // The form sets the type and mode; api_url stays Stripe's unless the API sets it.
     const viaApi = await s.request('PUT', `/v1/feeds/${feedId}`, {
-      body: { delivery: { type: 'stripe', api_url: stripe.url }, credentials: { token: key } },
+      body: { delivery: { type: 'stripe', api_url: stripe.url }, credentials: { api_key: key } },
     });
     t.equal(viaApi.status, 200, viaApi.text);
     const form = { type: 'stripe', mode: 'upsert', max_drop_percent: '30' };
-    const refused = await writer.post(`${page}/delivery`, { ...form, token: 'pk_test_public' });
+    const refused = await writer.post(`${page}/delivery`, { ...form, api_key: 'pk_test_public' });
     t.equal(refused.status, 422);
-    t.match(refused.text, /id="f-stripe-token-error">[^<]*must be a Stripe secret or restricted/);
+    t.match(refused.text, /id="f-api_key-error">[^<]*must be a Stripe secret or restricted/);
     t.notMatch(refused.text, 'pk_test_public', 'the key typed is not written back');
-    const set = await writer.post(`${page}/delivery`, { ...form, token: key });
+    const set = await writer.post(`${page}/delivery`, { ...form, api_key: key });
     t.equal(set.status, 303, set.text);
     const shown = await writer.get(page);
     t.match(

@@ -31,7 +31,7 @@ function stripeFeed(apiUrl: string, delivery: Record<string, unknown> = {}) {
     profile: 'stripe',
     format: 'csv',
     delivery: { type: 'stripe', api_url: apiUrl, ...delivery },
-    credentials: { token: KEY },
+    credentials: { api_key: KEY },
   };
 }
 
@@ -161,7 +161,7 @@ t.test(
 
     // A refused key: Stripe's 401, its message kept, the key not in it.
     const wrong = await s.request('PUT', `/v1/feeds/${id}`, {
-      body: { credentials: { token: 'sk_test_51WrongKeyWrongKeyWrong' } },
+      body: { credentials: { api_key: 'sk_test_51WrongKeyWrongKeyWrong' } },
     });
     t.equal(wrong.status, 200, wrong.text);
     await s.request('PUT', '/v1/products/P-01', { body: { price: 7 } });
@@ -218,16 +218,19 @@ t.test('the definition: a stripe csv feed, a Stripe key, a guarded API address',
   const noKey = await post({ name: 'x', profile: 'stripe', format: 'csv', delivery });
   t.equal(noKey.status, 422);
   t.equal(field(noKey), 'credentials');
-  const notAKey = await post({ ...stripeFeed(stripe.url), credentials: { token: 'pk_test_123' } });
+  const notAKey = await post({
+    ...stripeFeed(stripe.url),
+    credentials: { api_key: 'pk_test_123' },
+  });
   t.equal(notAKey.status, 422);
-  t.equal(field(notAKey), 'credentials.token');
+  t.equal(field(notAKey), 'credentials.api_key');
   t.notMatch(notAKey.text, 'pk_test_123', 'the refused key is not echoed');
   const badMode = await post({ ...stripeFeed(stripe.url, { mode: 'merge' }) });
   t.equal(badMode.status, 422);
   t.equal(field(badMode), 'delivery.mode');
   const badSecret = await post({
     ...stripeFeed(stripe.url),
-    credentials: { token: KEY, webhook_secret: 'secret' },
+    credentials: { api_key: KEY, webhook_secret: 'secret' },
   });
   t.equal(badSecret.status, 422);
   t.equal(field(badSecret), 'credentials.webhook_secret');
@@ -246,7 +249,7 @@ t.test("Stripe's events bring an import's ending to its delivery, signed or refu
   await seedChannelProducts(s, 3);
   const secret = 'whsec_LocalStripeSigningSecret0123';
   const created = await s.request('POST', '/v1/feeds', {
-    body: { ...stripeFeed(stripe.url), credentials: { token: KEY, webhook_secret: secret } },
+    body: { ...stripeFeed(stripe.url), credentials: { api_key: KEY, webhook_secret: secret } },
   });
   t.equal(created.status, 201, created.text);
   t.notMatch(created.text, secret, 'the signing secret is never returned');

@@ -178,7 +178,7 @@ const SFTP_FIELDS = [
   'credentials',
 ];
 const ACP_FIELDS = ['url', 'feed_id', 'max_drop_percent', 'token', 'credentials'];
-const STRIPE_FIELDS = ['mode', 'max_drop_percent', 'token', 'webhook_secret', 'credentials'];
+const STRIPE_FIELDS = ['mode', 'max_drop_percent', 'api_key', 'webhook_secret', 'credentials'];
 
 /**
  * The delivery forms: one per push type, each with only its own fields, and a button back to
@@ -259,7 +259,7 @@ export function deliveryForms({ viewer, action, feed: f, values, error }: FeedFo
         <p class="muted">Takes the Stripe channel in csv.</p>
         ${field({ name: 'mode', id: 'f-stripe-mode', label: 'Import mode', value: stripe.mode, options: ['replace', 'upsert'], labels: STRIPE_MODE_LABELS, error: errorFor(stripeError, 'mode') })}
         ${drop(stripe, stripeError, 'f-stripe-max-drop')}
-        ${field({ name: 'token', id: 'f-stripe-token', label: 'Secret or restricted key', type: 'password', error: errorFor(stripeError, 'token', 'credentials'), hint: keep(same('stripe')) ?? 'A restricted key needs the Product Catalog Import write permission.' })}
+        ${field({ name: 'api_key', label: 'Secret or restricted key', type: 'password', error: errorFor(stripeError, 'api_key', 'credentials'), hint: keep(same('stripe')) ?? 'A restricted key needs the Product Catalog Import write permission.' })}
         ${field({ name: 'webhook_secret', label: 'Event destination signing secret (optional)', type: 'password', error: errorFor(stripeError, 'webhook_secret'), hint: keep(same('stripe')) ?? 'whsec_…, to take the import events Stripe sends.' })}
         <button type="submit">Import into Stripe</button>
       </form>
@@ -311,7 +311,7 @@ export function deliveryInput(form: Record<string, string>): FeedUpdateInput {
     case 'stripe':
       return {
         delivery: { type: 'stripe', mode: form.mode, ...drop },
-        ...secrets(['token', 'webhook_secret']),
+        ...secrets(['api_key', 'webhook_secret']),
       } as FeedUpdateInput;
     default:
       return { delivery: null, credentials: null };

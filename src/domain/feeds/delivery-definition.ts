@@ -70,16 +70,16 @@ function checkCredentials(
 ): void {
   if (channel) checkDeliveryChannel(delivery, channel);
   if (delivery.type === 'stripe') {
-    if (!credentials?.token) {
+    if (!credentials?.api_key) {
       throw new AppError(
         'missing_field',
-        'A stripe delivery needs credentials: token (a secret or restricted key).',
-        { field: 'credentials', reason: 'token is required' },
+        'A stripe delivery needs credentials: api_key (a secret or restricted key).',
+        { field: 'credentials', reason: 'api_key is required' },
       );
     }
-    if (!STRIPE_KEY.test(credentials.token)) {
+    if (!STRIPE_KEY.test(credentials.api_key)) {
       throw invalidField(
-        'credentials.token',
+        'credentials.api_key',
         'must be a Stripe secret or restricted API key (sk_live_..., sk_test_..., rk_live_..., rk_test_...)',
       );
     }

@@ -88,6 +88,8 @@ export const FeedCredentials = z.strictObject({
   password: z.string().min(1).max(1024).optional(),
   private_key: z.string().min(1).max(16_384).optional(),
   token: z.string().min(1).max(4096).optional(),
+  /** A stripe delivery's secret or restricted API key. */
+  api_key: z.string().min(1).max(4096).optional(),
   /** A stripe delivery's event destination signing secret (whsec_...), to take its events. */
   webhook_secret: z
     .string()
