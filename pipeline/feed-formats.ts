@@ -125,24 +125,28 @@ function tsvFormatter(profile: FlatProfile): FeedFormatter {
   };
 }
 
-/** A flat record without its empty values (JSON Lines carries only what a product has). */
-function compact(record: ChannelRecord): Record<string, ChannelValue> {
-  const out: Record<string, ChannelValue> = {};
-  for (const key in record) {
-    const v = record[key]!;
-    if (typeof v === 'string' ? v !== '' : Array.isArray(v) ? v.length > 0 : true) out[key] = v;
-  }
-  return out;
+/** Whether a flat record's value is empty: '' or an empty list (JSON Lines leaves it out). */
+function isEmptyValue(value: ChannelValue | undefined): boolean {
+  return typeof value === 'string' ? value === '' : Array.isArray(value) && value.length === 0;
 }
 
-/** JSON Lines: one record a line (flat records without their empty values). */
+/**
+ * JSON Lines: one record a line (flat records without their empty values). A flat record is
+ * copied by a spread, which keeps the profile's one object shape, and its empty values set to
+ * undefined, which JSON.stringify leaves out as it would a missing key: stringify keeps its
+ * fast path for that shape (a record built key by key took it 3 to 4 times longer).
+ */
 function jsonlFormatter(flat: boolean): FeedFormatter {
   return {
     begin: () => '',
     records: (batch) => {
       let out = '';
       for (const r of batch) {
-        out += JSON.stringify(flat ? compact(r as ChannelRecord) : r) + '\n';
+        if (flat) {
+          const compact: Record<string, ChannelValue | undefined> = { ...(r as ChannelRecord) };
+          for (const key in compact) if (isEmptyValue(compact[key])) compact[key] = undefined;
+          out += JSON.stringify(compact) + '\n';
+        } else out += JSON.stringify(r) + '\n';
       }
       return out;
     },

@@ -21,6 +21,7 @@ import { formatRecords } from './feed-page.js';
 import { formatterFor } from './feed-formats.js';
 import { FsPublisher, removeStaleTemporaries } from '../src/publish/fs.js';
 import type { OpenFile, Publisher } from '../src/publish/publisher.js';
+import { yieldToEventLoop } from '../src/runtime/pace.js';
 import { messageOf, type PipelineContext, type Stage, type StageOutput } from './stage.js';
 
 /**
@@ -88,6 +89,10 @@ async function generateFeed(
         await put(mapper.map(rows));
         await write(diagnostics, mapper.takeLines());
         onProgress(tally.products);
+        // A page's awaits settle as microtasks, so without this turn the event loop would only
+        // run when a buffer is full: the file and gzip streams start their next writes from it,
+        // and would wait for it instead of running beside the next page.
+        await yieldToEventLoop();
       },
       ctx.signal,
     );

@@ -22,6 +22,7 @@ import * as m20261127092500 from './20261127092500_product_search_vector.js';
 import * as m20261127093000 from './20261127093000_counter_deltas.js';
 import * as m20261127095000 from './20261127095000_product_search_groups.js';
 import * as m20261127200000 from './20261127200000_products_brand_order.js';
+import * as m20261128010000 from './20261128010000_products_group_order.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '20261127093000_counter_deltas': m20261127093000,
   '20261127095000_product_search_groups': m20261127095000,
   '20261127200000_products_brand_order': m20261127200000,
+  '20261128010000_products_group_order': m20261128010000,
 };

@@ -195,8 +195,9 @@ export type FeedGroupRow = FeedSourceRow & { group_key: string };
 
 /**
  * Streams a feed's products in variant-group order (group key, then id), so the variants of
- * one grouped record arrive together: one query and one sort (keyset pages would sort the
- * selection once a page). Run it on a connection no other query waits for (the reader).
+ * one grouped record arrive together: one query, which reads products_group_order (status,
+ * group key, id) in order instead of sorting the selection. Run it on a connection no other
+ * query waits for (the reader).
  */
 export function streamFeedProductsByGroup(
   db: Db,

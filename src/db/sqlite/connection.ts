@@ -2,12 +2,15 @@ import SQLite from 'better-sqlite3';
 import { sqliteNativeBinding } from '../../runtime/native-addon.js';
 import {
   CompiledQuery,
+  SelectQueryNode,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
   type Dialect,
+  type QueryResult,
   type SqliteDatabase,
   type SqliteDialectConfig,
+  type SqliteStatement,
 } from 'kysely';
 
 export interface SqliteOptions {
@@ -93,7 +96,80 @@ export function immediateSqliteDialect(config: SqliteDialectConfig): Dialect {
   };
 }
 
-/** A plain SqliteDialect over an open handle (for read-only connections: no transactions). */
+/**
+ * A select's rows `chunkSize` at a time, as Kysely's `streamQuery` gives them: one result per
+ * chunk, not one per row. A chunk is read at once (the statement steps synchronously), so a
+ * stream of 100,000 rows takes 100 trips through the async steps of Kysely's stream where one
+ * a row cost more than reading the rows.
+ */
+export function* selectInChunks<R>(
+  statement: SqliteStatement,
+  query: CompiledQuery,
+  chunkSize: number | undefined,
+): Generator<QueryResult<R>> {
+  if (!SelectQueryNode.is(query.query)) {
+    throw new Error('Sqlite driver only supports streaming of select queries');
+  }
+  const size = Math.max(1, Math.floor(chunkSize ?? 1));
+  let rows: R[] = [];
+  for (const row of statement.iterate(query.parameters)) {
+    rows.push(row as R);
+    if (rows.length === size) {
+      yield { rows };
+      rows = [];
+    }
+  }
+  if (rows.length > 0) yield { rows };
+}
+
+/** Kysely's SQLite connection, but a stream gives its rows a chunk at a time. */
+class ChunkedStreamConnection implements DatabaseConnection {
+  constructor(private readonly sqlite: SqliteDatabase) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const statement = this.sqlite.prepare(query.sql);
+    if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
+    const { changes, lastInsertRowid } = statement.run(query.parameters);
+    return {
+      insertId: lastInsertRowid != null ? BigInt(lastInsertRowid) : undefined,
+      numAffectedRows: changes != null ? BigInt(changes) : undefined,
+      rows: [],
+    };
+  }
+
+  async *streamQuery<R>(
+    query: CompiledQuery,
+    chunkSize?: number,
+  ): AsyncIterableIterator<QueryResult<R>> {
+    yield* selectInChunks<R>(this.sqlite.prepare(query.sql), query, chunkSize);
+  }
+}
+
+/** Kysely's SqliteDriver (one connection behind its mutex) with ChunkedStreamConnection. */
+class ChunkedStreamSqliteDriver extends SqliteDriver {
+  private readonly connection: ChunkedStreamConnection;
+
+  constructor(sqlite: SqliteDatabase) {
+    super({ database: sqlite });
+    this.connection = new ChunkedStreamConnection(sqlite);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    return this.connection;
+  }
+}
+
+/**
+ * SqliteDialect over an open handle, for a reader (the pipeline's: a page of a feed at a time,
+ * or a stream): its statements cached (withStatementCache), its streams a chunk at a time.
+ */
 export function readerSqliteDialect(sqlite: SQLite.Database): Dialect {
-  return new SqliteDialect({ database: sqlite });
+  const database = withStatementCache(sqlite, 32);
+  const base = new SqliteDialect({ database });
+  return {
+    createAdapter: () => base.createAdapter(),
+    createDriver: () => new ChunkedStreamSqliteDriver(database),
+    createQueryCompiler: () => base.createQueryCompiler(),
+    createIntrospector: (db) => base.createIntrospector(db),
+  };
 }

@@ -11,6 +11,7 @@ import {
   type SqliteDatabase,
   type SqliteStatement,
 } from 'kysely';
+import { selectInChunks } from './connection.js';
 
 /**
  * The store's SQLite dialect: one read-write connection and, beside it, a read-only one.
@@ -149,14 +150,16 @@ class SplitConnection implements DatabaseConnection {
     return statement.reader && writesNothing ? statement : undefined;
   }
 
-  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+  async *streamQuery<R>(
+    query: CompiledQuery,
+    chunkSize?: number,
+  ): AsyncIterableIterator<QueryResult<R>> {
     if (!SelectQueryNode.is(query.query)) {
       throw new Error('Sqlite driver only supports streaming of select queries');
     }
     await this.hold();
-    for (const row of this.writer.prepare(query.sql).iterate(query.parameters)) {
-      yield { rows: [row as R] };
-    }
+    // A chunk of rows a result (connection.ts): one trip through Kysely's async steps each.
+    yield* selectInChunks<R>(this.writer.prepare(query.sql), query, chunkSize);
   }
 }
 

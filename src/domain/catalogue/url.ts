@@ -22,10 +22,24 @@ export function isHttpUrl(value: unknown): boolean {
 }
 
 /**
+ * An http(s) URL the WHATWG parser would give back as it is: a test that is sure of it, and
+ * says no to much that is also unchanged (those take the parser). A lower-case scheme; a host
+ * of lower-case ASCII labels, none empty or punycode (`xn--`, which the parser checks), the
+ * last starting with a letter (so not an IPv4 address, which it rewrites); no user, password
+ * or port; a path of segments that are not dot segments (`.`, `..`, `%2e`, which it resolves)
+ * made of characters it keeps as they are, then the same for a query and a fragment.
+ */
+const UNCHANGED_HTTP_URL =
+  /^https?:\/\/(?:(?!xn--)[a-z0-9-]+\.)*(?!xn--)[a-z][a-z0-9-]*(?:\/(?!\.|%2[eE])[A-Za-z0-9\-._~!$&'()*+,;=:@%]*)+(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*)?(?:#[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*)?$/;
+
+/**
  * An absolute http(s) URL in the normalised form the WHATWG parser gives (spaces and quotes
- * percent-encoded), so it is a valid RFC 3986 URI; anything else is dropped.
+ * percent-encoded), so it is a valid RFC 3986 URI; anything else is dropped. The usual URL is
+ * already in that form and is given back without a parse (feeds and the registry normalise
+ * every product's page and images).
  */
 export function normaliseHttpUrl(value: unknown): string | undefined {
+  if (typeof value === 'string' && UNCHANGED_HTTP_URL.test(value)) return value;
   return parseHttpUrl(value)?.href;
 }
 

@@ -56,40 +56,41 @@ function nonEmptyString(value: unknown): string | undefined {
 /**
  * One of our products as an ACP Variant (keys in the schema's order, for readable feeds).
  * URLs are published normalised; a page or image that is not an http(s) URL is left out.
+ * Built key by key, not by spreading optional parts: feeds and the registry make one for
+ * every product, and a spread costs an object and a slower copy each.
  */
 export function toAcpVariant(product: CatalogueProduct, sellerName: string): AcpVariant {
   const attributes = product.attributes;
   const url = product.pageUrl;
   const gtin = nonEmptyString(attributes.gtin);
   const condition = nonEmptyString(attributes.condition);
-  const options: { name: string; value: string }[] = [];
+  let options: { name: string; value: string }[] | undefined;
   for (const [key, name] of OPTION_NAMES) {
     const value = nonEmptyString(attributes[key]);
-    if (value) options.push({ name, value });
+    if (value) (options ??= []).push({ name, value });
   }
-  const media: AcpMedia[] = product.imageUrls.map((image) => ({
-    type: 'image',
-    url: image,
-    alt_text: product.name,
-  }));
-  return {
+  const images = product.imageUrls;
+  const variant: Partial<AcpVariant> & Pick<AcpVariant, 'id' | 'title'> = {
     id: product.id,
     title: product.name,
-    ...(product.description && product.description.trim() !== ''
-      ? { description: { plain: product.description } }
-      : {}),
-    ...(url ? { url } : {}),
-    ...(gtin ? { barcodes: [{ type: 'GTIN', value: gtin }] } : {}),
-    price: { amount: product.price.minor, currency: product.price.currency },
-    availability: { available: product.available, status: product.availability },
-    ...(product.category
-      ? { categories: [{ value: product.category, taxonomy: 'merchant' }] }
-      : {}),
-    ...(condition ? { condition: [condition] } : {}),
-    ...(options.length ? { variant_options: options } : {}),
-    ...(media.length ? { media } : {}),
-    seller: { name: sellerName },
   };
+  if (product.description && product.description.trim() !== '') {
+    variant.description = { plain: product.description };
+  }
+  if (url) variant.url = url;
+  if (gtin) variant.barcodes = [{ type: 'GTIN', value: gtin }];
+  variant.price = { amount: product.price.minor, currency: product.price.currency };
+  variant.availability = { available: product.available, status: product.availability };
+  if (product.category) variant.categories = [{ value: product.category, taxonomy: 'merchant' }];
+  if (condition) variant.condition = [condition];
+  if (options) variant.variant_options = options;
+  if (images.length > 0) {
+    const media: AcpMedia[] = [];
+    for (const image of images) media.push({ type: 'image', url: image, alt_text: product.name });
+    variant.media = media;
+  }
+  variant.seller = { name: sellerName };
+  return variant as AcpVariant;
 }
 
 /**
@@ -102,14 +103,15 @@ export function toAcpProduct(id: string, variants: AcpVariant[]): AcpProduct {
   const description = lead.description ?? variants.find((v) => v.description)?.description;
   const url = lead.url ?? variants.find((v) => v.url)?.url;
   const media = lead.media ?? variants.find((v) => v.media)?.media;
-  return {
+  const product: Partial<AcpProduct> & Pick<AcpProduct, 'id' | 'title'> = {
     id,
     title: sharedTitle(variants.map((v) => v.title)),
-    ...(description ? { description } : {}),
-    ...(url ? { url } : {}),
-    ...(media ? { media } : {}),
-    variants,
   };
+  if (description) product.description = description;
+  if (url) product.url = url;
+  if (media) product.media = media;
+  product.variants = variants;
+  return product as AcpProduct;
 }
 
 /** The words every title starts with, without a trailing separator; else the first title. */

@@ -71,6 +71,84 @@ t.test('URLs: kept as given, and normalised when they are http(s) URLs', async (
   t.notOk(isLinkAsGiven('ftp://a.example/'));
 });
 
+/** What the WHATWG parser makes of an http(s) URL (normaliseHttpUrl without its fast path). */
+function parsedHref(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname
+      ? url.href
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+t.test('a URL already normalised is given back as the parser would give it', async (t) => {
+  for (const url of [
+    'https://shop.example.com/products/syn_00000001',
+    'http://a.example/x?y=1&z=%41#top',
+    "https://a.example/it's(1)/~a;b=c:d@e",
+    'https://a.example/?',
+    'https://a.example/#',
+  ]) {
+    t.equal(normaliseHttpUrl(url), url, url);
+  }
+  // What the parser changes: each goes to the parser, and comes out as it says.
+  for (const url of [
+    'https://a.example',
+    'HTTPS://A.example/x',
+    'https://a.example:443/x',
+    'https://a.example:8080/x',
+    'https://user:pw@a.example/x',
+    'https://1.2.3.4/x',
+    'https://0x7f.1/x',
+    'https://a.example./x',
+    'https://xn--nxasmq6b.example/x',
+    'https://a.example/./x/../y',
+    'https://a.example/%2e/x',
+    'https://a.example/a b?q="x"',
+    "https://a.example/x?it's",
+    'https://a.example/x\\y',
+    'https://a.example/\tx',
+    'https://a.example/é',
+  ]) {
+    t.equal(normaliseHttpUrl(url), parsedHref(url), url);
+  }
+  // And anything made of the characters that matter agrees with the parser.
+  const pieces = [
+    'a',
+    'z',
+    '0',
+    '9',
+    '-',
+    '.',
+    '..',
+    '/',
+    '?',
+    '#',
+    '%',
+    '%2e',
+    '%41',
+    'xn--',
+    ':',
+    '@',
+  ];
+  const more = ['~', '!', '$', '&', "'", '(', '*', '+', ',', ';', '=', '_', ' ', '"', '<', '`'];
+  const all = [...pieces, ...more, '\\', '\t', 'A', 'é', ':80', '1.2', 'b.c'];
+  let seed = 22;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  let disagreements = 0;
+  for (let i = 0; i < 20_000; i++) {
+    let url = next(2) === 0 ? 'http://' : 'https://';
+    for (let n = 1 + next(8); n > 0; n--) url += all[next(all.length)];
+    if (normaliseHttpUrl(url) !== parsedHref(url)) disagreements++;
+  }
+  t.equal(disagreements, 0, 'the fast path never disagrees with the parser');
+});
+
 t.test('the variant group is item_group_id, else the product alone', async (t) => {
   const variant = read({ id: 'SHOE-9', attributes: { item_group_id: 'SHOE' } });
   t.equal(variant.itemGroupId, 'SHOE');

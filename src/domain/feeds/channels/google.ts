@@ -9,7 +9,7 @@
 import type { CatalogueProduct } from '../../catalogue/product.js';
 import { isLinkAsGiven } from '../../catalogue/url.js';
 import { formatMinorUnits } from '../../money.js';
-import { dropForbiddenCharacters as clean } from '../record.js';
+import { dropForbiddenCharacters } from '../record.js';
 import {
   issue,
   longerThan,
@@ -24,6 +24,7 @@ import {
   type FlatProfile,
   checkedCondition,
   checkedGtin,
+  imageLinks,
 } from './profile.js';
 
 export const GOOGLE_COLUMNS = [
@@ -64,6 +65,7 @@ const OPTIONAL_CAPS: readonly [field: string, max: number][] = [
   ['size', 100],
   ['material', 200],
 ];
+const CAPS: ReadonlyMap<string, number> = new Map(OPTIONAL_CAPS);
 
 const I = {
   id: requiredText('id', 50, 'id'),
@@ -109,7 +111,10 @@ const I = {
 };
 
 /** attributes.consumer_notice as Google's group, or undefined when absent; null when invalid. */
-function consumerNotice(value: unknown): Record<string, string> | undefined | null {
+function consumerNotice(
+  value: unknown,
+  clean: (value: string) => string,
+): Record<string, string> | undefined | null {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) return null;
   const { type, message } = value as { type?: unknown; message?: unknown };
@@ -120,32 +125,28 @@ function consumerNotice(value: unknown): Record<string, string> | undefined | nu
   return { consumer_notice_type: type, consumer_notice_message: clean(message) };
 }
 
-/** The optional attributes, each left out (with a warning) when Merchant Center would refuse it. */
-function optionalValues(p: CatalogueProduct, issues: ChannelIssue[]): Record<string, string> {
-  const a = p.attributes;
-  const values: Record<string, string> = {
-    mpn: clean(textOf(a.mpn)),
-    product_type: p.category === null ? '' : clean(p.category),
-    color: clean(textOf(a.color)),
-    size: clean(textOf(a.size)),
-    material: clean(textOf(a.material)),
-  };
-  for (const [field, max] of OPTIONAL_CAPS) {
-    if (longerThan(values[field]!, max)) {
-      issues.push(I.capped.get(field)!);
-      values[field] = '';
-    }
-  }
-  return values;
+/** An optional attribute, left out (with a warning) when Merchant Center would refuse it. */
+function capped(field: string, value: string, issues: ChannelIssue[]): string {
+  if (!longerThan(value, CAPS.get(field)!)) return value;
+  issues.push(I.capped.get(field)!);
+  return '';
+}
+
+/** An additional image Merchant Center takes: an http(s) link of at most 2,000 characters. */
+function isAdditionalImage(url: string): boolean {
+  return isLinkAsGiven(url) && url.length <= 2000;
 }
 
 /** One product as a Merchant Center item, with what Merchant Center would refuse in it. */
-function mapGoogle(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
+function mapGoogle(
+  p: CatalogueProduct,
+  _s: ChannelSettings,
+  clean: (value: string) => string = dropForbiddenCharacters,
+): ChannelItem {
   const issues: ChannelIssue[] = [];
   const a = p.attributes;
-  const images = p.images.map(clean).filter((u) => u !== '');
-  const additional = images.slice(1).filter((u) => isLinkAsGiven(u) && u.length <= 2000);
-  if (additional.length < images.length - 1) issues.push(I.additionalImageInvalid);
+  const images = imageLinks(p, clean, isAdditionalImage);
+  if (images.dropped) issues.push(I.additionalImageInvalid);
   const availability = p.givenAvailability ?? p.availability;
   let brand = clean(p.brand);
   if (longerThan(brand, 70)) {
@@ -157,16 +158,22 @@ function mapGoogle(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
   let nativeCommerce = '';
   if (typeof a.native_commerce === 'boolean') nativeCommerce = String(a.native_commerce);
   else if (a.native_commerce !== undefined) issues.push(I.nativeCommerceInvalid);
-  const notice = consumerNotice(a.consumer_notice);
+  const notice = consumerNotice(a.consumer_notice, clean);
   if (notice === null) issues.push(I.noticeInvalid);
   const group = p.itemGroupId === undefined ? '' : clean(p.itemGroupId);
+  // The optional attributes Merchant Center caps, in OPTIONAL_CAPS order (their warnings too).
+  const mpn = capped('mpn', clean(textOf(a.mpn)), issues);
+  const productType = capped('product_type', p.category === null ? '' : clean(p.category), issues);
+  const color = capped('color', clean(textOf(a.color)), issues);
+  const size = capped('size', clean(textOf(a.size)), issues);
+  const material = capped('material', clean(textOf(a.material)), issues);
   const record: Record<string, ChannelValue> = {
     id: clean(p.id),
     title: clean(p.name),
     description: p.description === null ? '' : clean(p.description),
     link: p.url === undefined ? '' : clean(p.url),
-    image_link: images[0] ?? '',
-    additional_image_link: additional,
+    image_link: images.first,
+    additional_image_link: images.additional,
     price: `${formatMinorUnits(p.price.minor, p.price.currency)} ${p.price.currency}`,
     availability: clean(availability),
     brand,
@@ -178,7 +185,11 @@ function mapGoogle(p: CatalogueProduct, _s: ChannelSettings): ChannelItem {
     native_commerce: nativeCommerce,
     merchant_item_id: clean(textOf(a.merchant_item_id)),
     consumer_notice: notice ?? '',
-    ...optionalValues(p, issues),
+    mpn,
+    product_type: productType,
+    color,
+    size,
+    material,
   };
   I.id.check(record.id as string, issues);
   I.title.check(record.title as string, issues);

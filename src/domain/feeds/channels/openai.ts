@@ -25,6 +25,7 @@ import {
   type FlatProfile,
   checkedCondition,
   checkedGtin,
+  imageLinks,
 } from './profile.js';
 
 export const OPENAI_COLUMNS = [
@@ -108,9 +109,8 @@ function mapOpenAi(
 ): ChannelItem {
   const issues: ChannelIssue[] = [];
   const a = p.attributes;
-  const images = p.images.map(clean).filter((u) => u !== '');
-  const additional = images.slice(1).filter((u) => isLinkAsGiven(u));
-  if (additional.length < images.length - 1) issues.push(I.additionalImageInvalid);
+  const images = imageLinks(p, clean, isLinkAsGiven);
+  if (images.dropped) issues.push(I.additionalImageInvalid);
   const givenAvailability = p.givenAvailability ?? p.availability;
   const availability = AVAILABILITY[givenAvailability] ?? '';
   const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
@@ -125,8 +125,8 @@ function mapOpenAi(
     description: p.description === null ? '' : clean(p.description),
     url: p.url === undefined ? '' : clean(p.url),
     brand: clean(p.brand),
-    image_url: images[0] ?? '',
-    additional_image_urls: additional,
+    image_url: images.first,
+    additional_image_urls: images.additional,
     price: `${formatMinorUnits(p.price.minor, p.price.currency)} ${p.price.currency}`,
     availability,
     group_id: group,

@@ -152,6 +152,38 @@ export function textOf(value: unknown): string {
   return '';
 }
 
+/** A product's images as a flat record carries them: cleaned, the empty ones left out. */
+export interface ImageLinks {
+  /** The first image, '' when there is none. */
+  first: string;
+  /** The other images the platform takes, in order. */
+  additional: string[];
+  /** Whether an additional image was left out (the platform would refuse it). */
+  dropped: boolean;
+}
+
+/**
+ * The product's images, each cleaned by `clean`, the empty ones left out: the first, and
+ * the others `keep` takes. One pass, no intermediate arrays: every product has images.
+ */
+export function imageLinks(
+  product: CatalogueProduct,
+  clean: (value: string) => string,
+  keep: (url: string) => boolean,
+): ImageLinks {
+  let first = '';
+  const additional: string[] = [];
+  let dropped = false;
+  for (const value of product.images) {
+    const url = clean(value);
+    if (url === '') continue;
+    if (first === '') first = url;
+    else if (keep(url)) additional.push(url);
+    else dropped = true;
+  }
+  return { first, additional, dropped };
+}
+
 /** The conditions the OpenAI, Google and Stripe specs take. */
 const CONDITION: ReadonlySet<string> = new Set(CONDITIONS);
 

@@ -22,6 +22,7 @@ import {
   type FlatProfile,
   checkedCondition,
   checkedGtin,
+  imageLinks,
 } from './profile.js';
 
 export const STRIPE_COLUMNS = [
@@ -75,9 +76,8 @@ function mapStripe(
 ): ChannelItem {
   const issues: ChannelIssue[] = [];
   const a = p.attributes;
-  const images = p.images.map(clean).filter((u) => u !== '');
-  const additional = images.slice(1).filter((u) => isLinkAsGiven(u));
-  if (additional.length < images.length - 1) issues.push(I.additionalImageInvalid);
+  const images = imageLinks(p, clean, isLinkAsGiven);
+  if (images.dropped) issues.push(I.additionalImageInvalid);
   const availability = p.givenAvailability ?? p.availability;
   const gtin = checkedGtin(a.gtin, I.gtinInvalid, issues);
   const condition = checkedCondition(a.condition, I.conditionInvalid, issues);
@@ -86,8 +86,8 @@ function mapStripe(
     title: clean(p.name),
     description: p.description === null ? '' : clean(p.description),
     link: p.url === undefined ? '' : clean(p.url),
-    image_link: images[0] ?? '',
-    additional_image_link: additional,
+    image_link: images.first,
+    additional_image_link: images.additional,
     price: `${formatMinorUnits(p.price.minor, p.price.currency)} ${p.price.currency}`,
     availability: clean(availability),
     brand: clean(p.brand),
