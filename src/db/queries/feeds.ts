@@ -196,21 +196,34 @@ export type FeedGroupRow = FeedSourceRow & { group_key: string };
 /**
  * Streams a feed's products in variant-group order (group key, then id), so the variants of
  * one grouped record arrive together: one query, which reads products_group_order (status,
- * group key, id) in order instead of sorting the selection. Run it on a connection no other
- * query waits for (the reader).
+ * group key, id) in order instead of sorting the selection. Gives the rows `chunk` at a
+ * time, as the driver reads them (the query builder's `.stream()` gives them one by one, an
+ * async step each). Run it on a connection no other query waits for (the reader).
  */
-export function streamFeedProductsByGroup(
+export async function* streamFeedProductsByGroup(
   db: Db,
   feed: FeedSelection,
   chunk: number,
-): AsyncIterableIterator<FeedGroupRow> {
+): AsyncIterableIterator<FeedGroupRow[]> {
   const groupKey = sql<string>`coalesce(${dialectOf(db).jsonMember('attributes', 'item_group_id')}, id)`;
-  return selectedProducts(db, feed)
+  const query = selectedProducts(db, feed)
     .select(CATALOGUE_COLUMNS)
     .select(groupKey.as('group_key'))
     .orderBy(groupKey)
     .orderBy('id')
-    .stream(chunk);
+    .compile();
+  let page: FeedGroupRow[] = [];
+  for await (const result of db.getExecutor().stream<FeedGroupRow>(query, chunk)) {
+    // Whatever the driver's chunks (Kysely's own SQLite driver gives a row at a time).
+    for (const row of result.rows) {
+      page.push(row);
+      if (page.length === chunk) {
+        yield page;
+        page = [];
+      }
+    }
+  }
+  if (page.length > 0) yield page;
 }
 
 export async function countFeedProducts(db: Executor, feed: FeedSelection): Promise<number> {

@@ -38,16 +38,11 @@ export async function readFeedPages(
   signal?: AbortSignal,
 ): Promise<void> {
   if (profile.kind === 'grouped') {
-    let page: FeedGroupRow[] = [];
-    for await (const row of streamFeedProductsByGroup(reader, feed, FEED_PAGE)) {
-      page.push(row);
-      if (page.length === FEED_PAGE) {
-        signal?.throwIfAborted();
-        await onPage(page);
-        page = [];
-      }
+    // The driver's chunks: FEED_PAGE rows each on both stores (the last may hold fewer).
+    for await (const page of streamFeedProductsByGroup(reader, feed, FEED_PAGE)) {
+      signal?.throwIfAborted();
+      await onPage(page);
     }
-    if (page.length > 0) await onPage(page);
     return;
   }
   await reader.transaction().execute(async (trx: Executor) => {

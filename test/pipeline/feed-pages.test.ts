@@ -1,0 +1,109 @@
+/**
+ * A feed of many pages (issue 22): the catalogue is read 250 products a page (a grouped
+ * profile in chunks of a stream) and written in 1 MiB pieces, so a variant group that spans
+ * pages, and a file of several pieces, must come out as one read of the whole would give them.
+ */
+import fs from 'node:fs';
+import zlib from 'node:zlib';
+import t from 'tap';
+import { FEED_PAGE } from '../../src/domain/feeds/channels/mapping.js';
+import { createFeed, feedPath, runFeeds } from '../support/feeds.js';
+import { startTestServer } from '../support/server.js';
+
+/** Products, in creation order; about one in five alone, the others in 12 groups. */
+const PRODUCTS = 3 * FEED_PAGE + 17;
+const idOf = (i: number) => `p${String(i).padStart(4, '0')}`;
+const groupOf = (i: number) =>
+  i % 5 === 0 ? undefined : `g${String((i * 7) % 12).padStart(2, '0')}`;
+
+t.test('groups that span pages come out whole, and a file of many pieces whole', async (t) => {
+  const s = await startTestServer(t);
+  const start = Date.parse('2026-11-28T00:00:00.000Z');
+  // Long descriptions: the file is several 1 MiB pieces.
+  const description = 'A product of the synthetic catalogue. '.repeat(120);
+  const rows = Array.from({ length: PRODUCTS }, (_, i) => {
+    const stamp = new Date(start + i * 1000).toISOString();
+    const group = groupOf(i);
+    return {
+      id: idOf(i),
+      name: `Product ${i}`,
+      description,
+      price_minor: 100 + i,
+      currency: 'USD',
+      status: 'active' as const,
+      category: 'Home',
+      images: JSON.stringify([`https://img.example.com/${idOf(i)}.jpg`]),
+      attributes: JSON.stringify({
+        brand: 'Acme',
+        url: `https://shop.example.com/${idOf(i)}`,
+        ...(group ? { item_group_id: group, size: String(i) } : {}),
+      }),
+      brand: 'Acme',
+      created_at: stamp,
+      updated_at: stamp,
+    };
+  });
+  for (let i = 0; i < rows.length; i += 200) {
+    await s.server.store.db
+      .insertInto('products')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
+  const acp = await createFeed(s, { name: 'Agents', profile: 'acp', format: 'jsonl' });
+  const openai = await createFeed(s, {
+    name: 'ChatGPT',
+    profile: 'openai',
+    format: 'jsonl',
+    compression: 'gzip',
+  });
+  const run = await runFeeds(s);
+  t.same(run.failures, []);
+
+  // acp: one record per group key (the group id, else the product's own id), in that order,
+  // each with every variant of the group in id order.
+  const expected = new Map<string, string[]>();
+  for (let i = 0; i < PRODUCTS; i++) {
+    const key = groupOf(i) ?? idOf(i);
+    expected.set(key, [...(expected.get(key) ?? []), idOf(i)]);
+  }
+  const keys = [...expected.keys()].sort();
+  const acpText = fs.readFileSync(feedPath(s, acp.id, 'jsonl'), 'utf8');
+  const records = acpText
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { id: string; variants: { id: string }[] });
+  t.same(
+    records.map((r) => r.id),
+    keys,
+    'one record per group, in group order',
+  );
+  t.same(
+    records.map((r) => r.variants.map((v) => v.id)),
+    keys.map((k) => expected.get(k)!.sort()),
+    'every variant of a group in its one record, whatever page it was read on',
+  );
+  let read = 0;
+  let spanning = 0;
+  for (const k of keys) {
+    const first = read;
+    read += expected.get(k)!.length;
+    if (Math.floor(first / FEED_PAGE) !== Math.floor((read - 1) / FEED_PAGE)) spanning++;
+  }
+  t.ok(spanning >= 1, `${spanning} groups span two pages`);
+
+  // openai: one line per product, in creation order, the .gz the same text.
+  const plain = fs.readFileSync(feedPath(s, openai.id, 'jsonl'));
+  t.ok(plain.length > 3 * 1024 * 1024, 'the file is several pieces');
+  t.same(
+    plain
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { item_id: string }).item_id),
+    rows.map((r) => r.id),
+  );
+  t.ok(
+    zlib.gunzipSync(fs.readFileSync(`${feedPath(s, openai.id, 'jsonl')}.gz`)).equals(plain),
+    'the .gz holds the same bytes',
+  );
+});
