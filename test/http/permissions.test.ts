@@ -111,6 +111,8 @@ const PUBLIC = new Set([
   'GET /v1/openapi.json',
   // Inbound platform webhooks: authenticated by the platform's signature, never a key.
   'POST /v1/integrations/:id/webhook',
+  // Stripe's events about a stripe delivery's import: authenticated by Stripe-Signature.
+  'POST /v1/feeds/:id/stripe-events',
 ]);
 
 /** The permission CONTRACT part 5 gives a route, from its method and path alone. */
