@@ -29,6 +29,14 @@ export type AtomicFileOptions = PublishFileOptions;
 const WRITE_BYTES = 1024 * 1024;
 /** What a stream holds before a write waits for it: a few gathered writes. */
 const STREAM_BUFFER = 4 * WRITE_BYTES;
+/** A gathered buffer with less room than this left is written out (its tail would be tiny). */
+const MIN_FREE = 4 * 1024;
+const ENCODER = new TextEncoder();
+
+/** Resolves when every stream given has drained. */
+function drained(streams: Writable[]): Promise<void> {
+  return Promise.all(streams.map((stream) => once(stream, 'drain'))).then(() => undefined);
+}
 
 /**
  * A file written under a temporary name in its final directory and renamed into place on
@@ -55,8 +63,12 @@ export class AtomicFile implements OpenFile {
   private done = false;
   /** The first error of a stream (disk full...), surfaced by the next write or commit. */
   private failure: Error | undefined;
-  /** Writes gathered until WRITE_BYTES: each stream write is a trip to the thread pool. */
-  private pending: Buffer[] = [];
+  /**
+   * Writes gathered until WRITE_BYTES: each stream write is a trip to the thread pool. Text is
+   * encoded straight into this buffer (no Buffer per write, no copy to join them); a full
+   * buffer goes to the streams, which keep it until written, and a new one takes its place.
+   */
+  private pending: Buffer | undefined;
   private pendingBytes = 0;
 
   constructor(
@@ -107,26 +119,51 @@ export class AtomicFile implements OpenFile {
   /** Appends a chunk; resolves at once unless a buffer is full. */
   write(chunk: string | Buffer): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    this.pending.push(buf);
-    this.pendingBytes += buf.length;
-    return this.pendingBytes >= WRITE_BYTES ? this.flush() : undefined;
+    if (typeof chunk !== 'string') return this.writeBuffer(chunk);
+    let text = chunk;
+    const full: Writable[] = [];
+    for (;;) {
+      const buffer = (this.pending ??= Buffer.allocUnsafeSlow(WRITE_BYTES));
+      const { read, written } = ENCODER.encodeInto(text, buffer.subarray(this.pendingBytes));
+      this.pendingBytes += written;
+      if (read === text.length) break;
+      // The buffer is full (encodeInto never splits a character): hand it on, go on in a new one.
+      text = text.slice(read);
+      full.push(...this.writePending());
+    }
+    if (this.pendingBytes >= WRITE_BYTES - MIN_FREE) full.push(...this.writePending());
+    return full.length > 0 ? drained(full) : undefined;
   }
 
-  /** Gives the gathered writes to the hashes and every stream; waits while a stream is full. */
-  private flush(): Promise<void> | undefined {
-    const full = this.writePending();
-    if (full.length === 0) return undefined;
-    return Promise.all(full.map((stream) => once(stream, 'drain'))).then(() => undefined);
+  /** A Buffer is copied into the gathered bytes, or handed on as it is when it is large. */
+  private writeBuffer(chunk: Buffer): Promise<void> | undefined {
+    const full: Writable[] = [];
+    if (this.pending && this.pendingBytes + chunk.length <= WRITE_BYTES) {
+      chunk.copy(this.pending, this.pendingBytes);
+      this.pendingBytes += chunk.length;
+      if (this.pendingBytes >= WRITE_BYTES - MIN_FREE) full.push(...this.writePending());
+    } else if (chunk.length < WRITE_BYTES / 4) {
+      full.push(...this.writePending());
+      this.pending = Buffer.allocUnsafeSlow(WRITE_BYTES);
+      chunk.copy(this.pending, 0);
+      this.pendingBytes = chunk.length;
+    } else {
+      full.push(...this.writePending(), ...this.writeData(chunk));
+    }
+    return full.length > 0 ? drained(full) : undefined;
   }
 
-  /** Writes the gathered writes as one buffer; answers the streams whose buffer is now full. */
+  /** Writes the gathered bytes; answers the streams whose buffer is now full. */
   private writePending(): Writable[] {
-    if (this.pendingBytes === 0) return [];
-    const data =
-      this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-    this.pending = [];
+    if (this.pendingBytes === 0 || !this.pending) return [];
+    const data = this.pending.subarray(0, this.pendingBytes);
+    this.pending = undefined;
     this.pendingBytes = 0;
+    return this.writeData(data);
+  }
+
+  /** Gives bytes to the hashes and every stream; answers the streams whose buffer is now full. */
+  private writeData(data: Buffer): Writable[] {
     this.hash.update(data);
     this.md5?.update(data);
     this.bytes += data.length;
