@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { readCatalogueProduct } from '../../../src/domain/catalogue/product.js';
-import { toAcpProduct, toAcpVariant } from '../../../src/domain/discovery/acp.js';
+import { sharedTitle, toAcpProduct, toAcpVariant } from '../../../src/domain/discovery/acp.js';
 import { catalogueRow } from '../../support/catalogue.js';
 import { loadAcpProductValidator } from '../../support/discovery.js';
 import { product as productSketch, productBody } from '../../support/products.js';
@@ -63,6 +63,68 @@ t.test('variants of one group make one ACP Product', async (t) => {
   t.equal(p.title, 'Trail Shoe');
   t.equal(p.variants.length, 2);
 });
+
+/** sharedTitle as it was first written: every title split into its words and compared. */
+function sharedTitleBySplitting(titles: string[]): string {
+  const first = titles[0] ?? '';
+  if (titles.every((t) => t === first)) return first;
+  const split = titles.map((t) => t.split(/(\s+)/));
+  const common: string[] = [];
+  for (let i = 0; i < split[0]!.length; i++) {
+    const word = split[0]![i]!;
+    if (!split.every((words) => words[i] === word)) break;
+    common.push(word);
+  }
+  const prefix = common
+    .join('')
+    .replace(/[\s\-\u2013\u2014/,:;(|]+$/u, '')
+    .trim();
+  return prefix.length >= 3 ? prefix : first;
+}
+
+t.test(
+  'a group title is what splitting every title into words and comparing them gives',
+  async (t) => {
+    // Titles made of few characters (spaces of several kinds, separators, a surrogate pair), so
+    // that they share long prefixes and their words split in every way.
+    const unit = fc.constantFrom(
+      'a',
+      'b',
+      'Ab',
+      ' ',
+      '  ',
+      '\t',
+      '\u00a0',
+      '\u2003',
+      '\ufeff',
+      '-',
+      '\u2013',
+      '/',
+      ':',
+      '(',
+      '9',
+      '10',
+      '\u{1F600}',
+    );
+    const title = fc.array(unit, { maxLength: 12 }).map((units) => units.join(''));
+    const titles = fc.oneof(
+      fc.array(title, { maxLength: 5 }),
+      // Variants named as shops name them: a shared stem and a distinguishing tail.
+      fc
+        .tuple(title, fc.array(title, { minLength: 1, maxLength: 4 }))
+        .map(([stem, tails]) => tails.map((tail) => stem + tail)),
+    );
+    fc.assert(
+      fc.property(titles, (ts) => sharedTitle(ts) === sharedTitleBySplitting(ts)),
+      { numRuns: 20_000, seed: 22 },
+    );
+    t.equal(sharedTitle(['Trail Shoe - 9', 'Trail Shoe - 10']), 'Trail Shoe');
+    t.equal(
+      sharedTitle(['Synthetic product 00000001 large', 'Synthetic product 00000002 large']),
+      'Synthetic product',
+    );
+  },
+);
 
 t.test(
   'the ACP Product of any product the API accepts validates against the ACP schema',
