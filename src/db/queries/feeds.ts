@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import type { Db } from '../store.js';
 import type { Executor } from '../transaction.js';
@@ -170,24 +170,43 @@ export function selectFeedProducts(db: Executor, feed: FeedSelection) {
 }
 
 /**
- * One page of a feed's products after a cursor (keyset paging on the (status, created_at,
- * id) index). Reading a page at once skips the per-row async steps of `.stream()`, which
- * cost the pipeline more than the rows themselves; run the pages in one read transaction
- * for a consistent snapshot.
+ * A feed's products a page at a time after a cursor (keyset paging on the (status,
+ * created_at, id) index). Reading a page at once skips the per-row async steps of
+ * `.stream()`, which cost the pipeline more than the rows themselves; run the pages in one
+ * read transaction for a consistent snapshot. The two queries (the first page, a page after
+ * a cursor) are built and compiled once for the walk, and each page only puts its cursor
+ * into the parameters: building and compiling them for each page took about 7% of a flat
+ * feed's main thread.
  */
-export async function listFeedProductPage(
+export function feedProductPages(
   db: Executor,
   feed: FeedSelection,
-  after: Pick<FeedSourceRow, 'created_at' | 'id'> | undefined,
   limit: number,
-): Promise<FeedSourceRow[]> {
-  let q = selectFeedProducts(db, feed);
-  if (after) {
-    q = q.where((eb) =>
-      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)),
-    );
-  }
-  return q.limit(limit).execute();
+): (after: Pick<FeedSourceRow, 'created_at' | 'id'> | undefined) => Promise<FeedSourceRow[]> {
+  const first = selectFeedProducts(db, feed).limit(limit).compile();
+  // Stand-ins for the cursor's values, found again in the compiled parameters by identity.
+  const cursor = { created_at: new String('cursor.created_at'), id: new String('cursor.id') };
+  const next = selectFeedProducts(db, feed)
+    .where((eb) =>
+      eb(
+        eb.refTuple('created_at', 'id'),
+        '>',
+        eb.tuple(cursor.created_at as unknown as string, cursor.id as unknown as string),
+      ),
+    )
+    .limit(limit)
+    .compile();
+  const createdAt = next.parameters.indexOf(cursor.created_at);
+  const id = next.parameters.indexOf(cursor.id);
+  if (createdAt < 0 || id < 0) throw new Error('the feed page query lost its cursor parameters');
+  return async (after) => {
+    if (!after) return (await db.executeQuery(first)).rows;
+    const parameters = [...next.parameters];
+    parameters[createdAt] = after.created_at;
+    parameters[id] = after.id;
+    const page: CompiledQuery<FeedSourceRow> = { ...next, parameters };
+    return (await db.executeQuery(page)).rows;
+  };
 }
 
 /** A feed's product row with its variant-group key (attributes.item_group_id, else its id). */

@@ -4,7 +4,7 @@
  * only counts) take, so the preview tells what the next generation will publish.
  */
 import {
-  listFeedProductPage,
+  feedProductPages,
   streamFeedProductsByGroup,
   type FeedGroupRow,
   type FeedSelection,
@@ -46,10 +46,11 @@ export async function readFeedPages(
     return;
   }
   await reader.transaction().execute(async (trx: Executor) => {
+    const pageAfter = feedProductPages(trx, feed, FEED_PAGE);
     let after: FeedSourceRow | undefined;
     for (;;) {
       signal?.throwIfAborted();
-      const rows = await listFeedProductPage(trx, feed, after, FEED_PAGE);
+      const rows = await pageAfter(after);
       if (rows.length > 0) await onPage(rows);
       if (rows.length < FEED_PAGE) break;
       after = rows[rows.length - 1];
