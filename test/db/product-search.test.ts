@@ -242,6 +242,36 @@ t.test('PostgreSQL finds and ranks on the stored search vector', async (t) => {
   t.match(index[0]?.def, /USING gin \(search_vector\) WHERE \(status = 'active'::text\)/);
 });
 
+t.test(
+  'SQLite merges the index 16 segments at a time, and finds every write across them',
+  async (t) => {
+    if (onPostgres()) {
+      t.pass('PostgreSQL keeps a GIN index, which has no segments');
+      return;
+    }
+    const s = await startTestStore(t);
+    const { rows } = await sql<{ v: number }>`
+    select v from product_search_config where k = 'automerge'`.execute(s.db);
+    t.same(rows, [{ v: 16 }], 'the setting the writes merge by (FTS5 default: 4)');
+    // A transaction a product: 40 segments, some merged (past 16 at a level), some not.
+    for (let i = 0; i < 40; i++) {
+      await createProduct(
+        s.db,
+        ProductCreate.parse({ id: `m${i}`, price: 5, name: `Garnet lamp ${i}` }),
+        { currency: 'USD' },
+      );
+    }
+    const found = await searchProductGroups(s.db, ['garnet'], {}, { limit: 50, offset: 0 });
+    t.equal(found.length, 40, 'every product, whichever segment holds it');
+    const one = await searchProductGroups(s.db, ['garnet', '17'], {}, { limit: 50, offset: 0 });
+    t.same(
+      one.map((r) => String(r.group_key)),
+      ['m17'],
+      'every word: the one product',
+    );
+  },
+);
+
 t.test('a hit carries its variant group and brand, which follow the product', async (t) => {
   const s = await startTestStore(t);
   const groupsOf = async () =>
