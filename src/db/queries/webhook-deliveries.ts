@@ -1,6 +1,7 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import { insertInChunks } from '../insert-in-chunks.js';
+import { preparedBatchQuery } from '../prepared.js';
 import type { Executor } from '../transaction.js';
 import type {
   Database,
@@ -99,13 +100,41 @@ export async function listQueuedDeliveries(
     .execute();
 }
 
-/** Inserts attempt rows, many in one statement (the worker records attempts in batches). */
+const ATTEMPT_COLUMNS = [
+  'delivery_seq',
+  'attempt',
+  'trigger',
+  'started_at',
+  'status_code',
+  'duration_ms',
+  'error',
+  'response_body',
+] as const satisfies readonly (keyof WebhookAttemptRow)[];
+
+const insertAttemptRows = preparedBatchQuery((db: Kysely<Database>, slot, count) =>
+  db
+    .insertInto('webhook_attempts')
+    .values(
+      Array.from(
+        { length: count },
+        (_, r) =>
+          Object.fromEntries(
+            ATTEMPT_COLUMNS.map((column, c) => [column, slot(r * ATTEMPT_COLUMNS.length + c)]),
+          ) as unknown as WebhookAttemptRow,
+      ),
+    ),
+);
+
+/**
+ * Inserts attempt rows, many in one statement (the worker records attempts in batches),
+ * compiled once per batch size.
+ */
 export async function insertAttempts(db: Executor, rows: WebhookAttemptRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {
-    await db
-      .insertInto('webhook_attempts')
-      .values(rows.slice(i, i + 200))
-      .execute();
+    const chunk = rows.slice(i, i + 200);
+    const values: unknown[] = [];
+    for (const row of chunk) for (const column of ATTEMPT_COLUMNS) values.push(row[column]);
+    await insertAttemptRows(db, chunk.length, values);
   }
 }
 
@@ -242,6 +271,23 @@ export async function releaseLeases(db: Executor, owner: string, seqs: number[])
     .execute();
 }
 
+const advanceDeliveryRows = preparedBatchQuery((db: Kysely<Database>, slot, count) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: slot(0),
+      next_attempt_at: slot(1),
+      attempts: sql<number>`attempts + 1`,
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where(
+      'seq',
+      'in',
+      Array.from({ length: count }, (_, i) => slot(i + 2)),
+    ),
+);
+
 /**
  * Counts one more attempt on each delivery and sets the state they share. The attempt is
  * over, so the lease goes too: a retry is claimed again when it is due, by any worker.
@@ -252,17 +298,7 @@ export async function advanceDeliveries(
   next: { status: DeliveryStatus; next_attempt_at: string | null },
 ): Promise<void> {
   if (seqs.length === 0) return;
-  await db
-    .updateTable('webhook_deliveries')
-    .set({
-      status: next.status,
-      next_attempt_at: next.next_attempt_at,
-      attempts: sql<number>`attempts + 1`,
-      lease_owner: null,
-      lease_expires_at: null,
-    })
-    .where('seq', 'in', seqs)
-    .execute();
+  await advanceDeliveryRows(db, seqs.length, [next.status, next.next_attempt_at, ...seqs]);
 }
 
 export async function insertDelivery(db: Executor, row: NewWebhookDeliveryRow): Promise<number> {

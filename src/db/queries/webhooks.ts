@@ -1,6 +1,9 @@
+import type { Kysely } from 'kysely';
 import { dialectOf } from '../dialect.js';
+import { preparedBatchQuery } from '../prepared.js';
 import type { Executor } from '../transaction.js';
 import type {
+  Database,
   NewWebhookRow,
   WebhookDisabledReason,
   WebhookRow,
@@ -104,15 +107,23 @@ export async function lockWebhookRows(db: Executor, ids: string[]): Promise<void
     .execute();
 }
 
+const clearFailingRows = preparedBatchQuery((db: Kysely<Database>, slot, count) =>
+  db
+    .updateTable('webhooks')
+    .set({ failing_since: null })
+    .where(
+      'id',
+      'in',
+      Array.from({ length: count }, (_, i) => slot(i)),
+    )
+    .where('failing_since', 'is not', null),
+);
+
 /** Ends the failure runs of endpoints that just succeeded (one statement for a batch). */
 export async function clearWebhooksFailing(db: Executor, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db
-    .updateTable('webhooks')
-    .set({ failing_since: null })
-    .where('id', 'in', ids)
-    .where('failing_since', 'is not', null)
-    .execute();
+  const unique = [...new Set(ids)];
+  await clearFailingRows(db, unique.length, unique);
 }
 
 export async function disableWebhookRow(

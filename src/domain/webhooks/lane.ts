@@ -8,7 +8,7 @@ import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
 import { nextAfterFailure, sendToEndpoint, type DeliveryContext } from './attempt.js';
 import { leaseOwnerIsGone, type LeaseKeeper } from './lease.js';
 import type { InFlight } from './manual.js';
-import type { FinishedAttempt, Settled } from './record.js';
+import type { ExpectedAttempt, FinishedAttempt, Settled } from './record.js';
 import { createEndpointAgents } from './sender.js';
 import { buildDeliveryBody } from './signature.js';
 
@@ -26,7 +26,10 @@ export interface LaneHost {
   ctx: DeliveryContext;
   inFlight: InFlight;
   /** Records an attempt (batched with other lanes' attempts). */
-  record: (attempt: FinishedAttempt) => Promise<Settled>;
+  record: (attempt: FinishedAttempt, expected?: ExpectedAttempt) => Promise<Settled>;
+  /** An attempt is being sent: its record follows (or cancel(), if it is not recorded). */
+  expect: () => ExpectedAttempt;
+  cancel: (expected: ExpectedAttempt) => void;
   /** Aborted when shutdown has waited long enough for attempts under way. */
   signal: AbortSignal;
   /** The worker's leases: a delivery is sent only by the worker that claimed it. */
@@ -247,6 +250,8 @@ export class DeliveryLane {
     const { ctx, inFlight, signal, record } = this.host;
     const webhook = this.webhook;
     inFlight.add(head.seq);
+    let recording = false;
+    const expected = this.host.expect();
     try {
       const body = buildDeliveryBody(head.event_type, head.data, head.event_created_at);
       const sent = await sendToEndpoint(ctx, webhook, head.event_id, body, {
@@ -270,14 +275,18 @@ export class DeliveryLane {
           ctx.now(),
         );
       }
-      const settled = await record({
-        webhookId: webhook.id,
-        deliverySeq: head.seq,
-        attempt,
-        trigger: 'schedule',
-        sent,
-        next: state,
-      });
+      recording = true;
+      const settled = await record(
+        {
+          webhookId: webhook.id,
+          deliverySeq: head.seq,
+          attempt,
+          trigger: 'schedule',
+          sent,
+          next: state,
+        },
+        expected,
+      );
       // Recorded: the attempt's lease ended with it.
       this.unhold(head.seq);
       if (!sent.outcome.ok) {
@@ -307,6 +316,7 @@ export class DeliveryLane {
       head.lease_owner = null;
       return state.status !== 'pending';
     } finally {
+      if (!recording) this.host.cancel(expected);
       inFlight.delete(head.seq);
     }
   }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { parseRetryAfter } from '../../net/retry-after.js';
 import { checkAddress, guardedLookup, hostOf, TargetRefusedError } from '../../net/target-guard.js';
 
@@ -8,6 +9,7 @@ export const RESPONSE_EXCERPT_BYTES = 1024;
 export interface PostRequest {
   url: string;
   body: string;
+  /** The request's headers; Content-Length is set on this object. */
   headers: Record<string, string>;
   timeoutMs: number;
   allowPrivate: boolean;
@@ -56,6 +58,35 @@ function describeError(err: NodeJS.ErrnoException, timeoutMs: number): string {
   }
 }
 
+/** A target URL as a request takes it: parsed and checked once, not on every attempt. */
+interface Target {
+  isHttps: boolean;
+  options: http.RequestOptions;
+}
+
+const targets = new Map<string, Target>();
+const lookups = {
+  private: guardedLookup({ allowPrivate: true }),
+  public: guardedLookup({ allowPrivate: false }),
+};
+
+/**
+ * The parsed target of a URL, its literal address checked (a host name's addresses are
+ * checked on every connection by the lookup hook). Throws as `new URL` and checkAddress do.
+ */
+function targetOf(rawUrl: string, allowPrivate: boolean): Target {
+  const key = `${allowPrivate ? 'p' : 'g'}${rawUrl}`;
+  let target = targets.get(key);
+  if (!target) {
+    const url = new URL(rawUrl);
+    checkAddress(hostOf(url), { allowPrivate });
+    target = { isHttps: url.protocol === 'https:', options: urlToHttpOptions(url) };
+    if (targets.size >= 1_000) targets.clear();
+    targets.set(key, target);
+  }
+  return target;
+}
+
 /**
  * POSTs one delivery and reports what happened. Never throws: every failure (refused target,
  * DNS, connection, timeout over the whole exchange, non-2xx) comes back as an outcome.
@@ -94,24 +125,24 @@ function postOnce(
       });
     };
 
-    let url: URL;
+    let target: Target;
     try {
-      url = new URL(req.url);
-      checkAddress(hostOf(url), { allowPrivate: req.allowPrivate });
+      target = targetOf(req.url, req.allowPrivate);
     } catch (err) {
       return finish({ error: describeError(err as NodeJS.ErrnoException, req.timeoutMs) });
     }
     if (req.signal?.aborted) return finish({ aborted: true, error: 'stopped by shutdown' });
 
-    const isHttps = url.protocol === 'https:';
+    const { isHttps } = target;
     const send = isHttps ? https.request : http.request;
+    req.headers['Content-Length'] = String(Buffer.byteLength(req.body));
     const request = send(
-      url,
       {
+        ...target.options,
         method: 'POST',
-        headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
+        headers: req.headers,
         agent: req.agents ? (isHttps ? req.agents.https : req.agents.http) : false,
-        lookup: guardedLookup({ allowPrivate: req.allowPrivate }),
+        lookup: req.allowPrivate ? lookups.private : lookups.public,
       },
       (res) => {
         const chunks: Buffer[] = [];

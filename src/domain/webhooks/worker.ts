@@ -2,7 +2,7 @@ import { purgeSettledDeliveries } from '../../db/queries/webhook-deliveries.js';
 import type { WebhookRow } from '../../db/schema.js';
 import type { DeliveryContext } from './attempt.js';
 import { retryDeliveryNow, sendTestDelivery, type InFlight } from './manual.js';
-import { AttemptRecorder, type FinishedAttempt } from './record.js';
+import { AttemptRecorder, type ExpectedAttempt, type FinishedAttempt } from './record.js';
 import { DeliveryLane } from './lane.js';
 import { LeaseKeeper } from './lease.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
@@ -163,7 +163,10 @@ export class WebhookWorker {
           inFlight: this.inFlight,
           signal: this.abort.signal,
           leases: this.leases,
-          record: (attempt: FinishedAttempt) => this.recorder.record(attempt),
+          record: (attempt: FinishedAttempt, expected?: ExpectedAttempt) =>
+            this.recorder.record(attempt, expected),
+          expect: () => this.recorder.expect(),
+          cancel: (expected: ExpectedAttempt) => this.recorder.cancel(expected),
         };
         this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());
       } else if (!sameDeliverySettings(lane.webhook, webhook)) {
