@@ -10,6 +10,7 @@ import {
   lockWebhookRows,
   markWebhookFailing,
 } from '../../db/queries/webhooks.js';
+import { isSqlite } from '../../db/sqlite/dialect-sql.js';
 import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
 import type { Executor } from '../../db/transaction.js';
 import type { DeliveryContext, SentAttempt } from './attempt.js';
@@ -117,7 +118,9 @@ async function settleFailure(
 
 /**
  * The longest a finished attempt waits for the others under way before its group commits;
- * only attempts sent that recently are waited for, so a slow endpoint delays no other.
+ * only attempts sent that recently are waited for, so a slow endpoint delays no other. On
+ * SQLite only: its commit is the one writer's CPU and WAL pages, which a group shares; on
+ * PostgreSQL a commit is a few round trips to the server, and waiting would only add to them.
  */
 const GROUP_WAIT_MS = 2;
 
@@ -147,8 +150,11 @@ export class AttemptRecorder {
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private flushing = false;
+  private readonly groupWaitMs: number;
 
-  constructor(private readonly ctx: DeliveryContext) {}
+  constructor(private readonly ctx: DeliveryContext) {
+    this.groupWaitMs = isSqlite(ctx.db) ? GROUP_WAIT_MS : 0;
+  }
 
   /** A lane sends an attempt: record() or cancel() follows, with what this returns. */
   expect(): ExpectedAttempt {
@@ -173,18 +179,18 @@ export class AttemptRecorder {
 
   /** Whether an attempt sent within the last GROUP_WAIT_MS is still under way. */
   private othersComing(): boolean {
-    const since = performance.now() - GROUP_WAIT_MS;
+    const since = performance.now() - this.groupWaitMs;
     for (const expected of this.underWay) if (expected.sentAt > since) return true;
     return false;
   }
 
   private schedule(): void {
     if (this.scheduled || this.flushing || this.waiting.length === 0) return;
-    if (this.othersComing()) {
+    if (this.groupWaitMs > 0 && this.othersComing()) {
       this.timer ??= setTimeout(() => {
         this.timer = undefined;
         this.flushSoon();
-      }, GROUP_WAIT_MS);
+      }, this.groupWaitMs);
       return;
     }
     this.flushSoon();
