@@ -1,5 +1,6 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import { dialectOf } from '../dialect.js';
+import { compileSlotted, slot, withValues } from '../prepared.js';
 import type { Db } from '../store.js';
 import type { Executor } from '../transaction.js';
 import type {
@@ -184,27 +185,16 @@ export function feedProductPages(
   limit: number,
 ): (after: Pick<FeedSourceRow, 'created_at' | 'id'> | undefined) => Promise<FeedSourceRow[]> {
   const first = selectFeedProducts(db, feed).limit(limit).compile();
-  // Stand-ins for the cursor's values, found again in the compiled parameters by identity.
-  const cursor = { created_at: new String('cursor.created_at'), id: new String('cursor.id') };
-  const next = selectFeedProducts(db, feed)
-    .where((eb) =>
-      eb(
-        eb.refTuple('created_at', 'id'),
-        '>',
-        eb.tuple(cursor.created_at as unknown as string, cursor.id as unknown as string),
-      ),
-    )
-    .limit(limit)
-    .compile();
-  const createdAt = next.parameters.indexOf(cursor.created_at);
-  const id = next.parameters.indexOf(cursor.id);
-  if (createdAt < 0 || id < 0) throw new Error('the feed page query lost its cursor parameters');
+  // The cursor's values go in slots 0 (created_at) and 1 (id).
+  const next = compileSlotted(
+    selectFeedProducts(db, feed)
+      .where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(slot(0), slot(1))))
+      .limit(limit),
+  );
+  if (!next.slots.includes(0) || !next.slots.includes(1))
+    throw new Error('the feed page query lost its cursor parameters');
   return async (after) => {
-    if (!after) return (await db.executeQuery(first)).rows;
-    const parameters = [...next.parameters];
-    parameters[createdAt] = after.created_at;
-    parameters[id] = after.id;
-    const page: CompiledQuery<FeedSourceRow> = { ...next, parameters };
+    const page = after ? withValues(next, [after.created_at, after.id]) : first;
     return (await db.executeQuery(page)).rows;
   };
 }
