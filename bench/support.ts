@@ -149,11 +149,26 @@ export interface LoadResult {
 const CLK_TCK =
   Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
-/** CPU seconds a process has used so far (user + system), from /proc/<pid>/stat. */
-export function cpuSecondsOf(pid: number): number {
-  // Fields after "pid (comm) ": state is field 3, utime 14 and stime 15.
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+/** The fields of /proc/<pid>/stat after "pid (comm) ": [0] is field 3 (state). */
+function statFieldsOf(pid: number): string[] {
+  return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
+/**
+ * CPU seconds a process has used so far (user + system), from /proc/<pid>/stat; with
+ * `reaped`, also those of its children it has waited for (a server's ended workers).
+ */
+export function cpuSecondsOf(pid: number, options: { reaped?: boolean } = {}): number {
+  // utime is field 14, stime 15, cutime 16, cstime 17.
+  const fields = statFieldsOf(pid);
+  let ticks = Number(fields[11]) + Number(fields[12]);
+  if (options.reaped) ticks += Number(fields[13]) + Number(fields[14]);
+  return ticks / CLK_TCK;
+}
+
+/** A process's parent's pid (field 4 of /proc/<pid>/stat). */
+export function parentPidOf(pid: number): number {
+  return Number(statFieldsOf(pid)[1]);
 }
 
 /** The machine's busy share of CPU time over `ms` (all cores, from /proc/stat). */

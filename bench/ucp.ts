@@ -12,6 +12,7 @@
  * BENCH_UCP_SECONDS sets each load's length (default 10).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { pino } from 'pino';
@@ -28,8 +29,10 @@ import { freePort } from '../test/support/nginx.js';
 import { postgresBin, startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 import {
+  cpuSecondsOf,
   fmt,
   median,
+  parentPidOf,
   ROOT,
   runCli,
   scratchDir,
@@ -181,31 +184,22 @@ const WARM_WRITES = 1_000;
 /** The CPU time (ms) the store's server has used so far: PostgreSQL's processes; none for SQLite. */
 type ServerCpu = () => number;
 
-/** Sums user and system time of the cluster's postmaster and its children (/proc, Linux). */
+/** User and system time of the cluster's postmaster and its children, ended ones included. */
 function pgServerCpu(cluster: PgCluster): ServerCpu {
-  const ticks = (pid: number) => {
-    try {
-      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0);
-    } catch {
-      return 0; // a backend that ended meanwhile
-    }
-  };
   return () => {
     const pidFile = path.join(cluster.dir, 'data', 'postmaster.pid');
     const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-    let total = ticks(postmaster);
+    let seconds = cpuSecondsOf(postmaster, { reaped: true });
     for (const entry of fs.readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.split(') ')[1]!.split(' ')[1]) === postmaster)
-          total += ticks(Number(entry));
+        const pid = Number(entry);
+        if (parentPidOf(pid) === postmaster) seconds += cpuSecondsOf(pid, { reaped: true });
       } catch {
-        // gone
+        // a process that ended meanwhile
       }
     }
-    return total * 10; // USER_HZ is 100 on Linux
+    return seconds * 1000;
   };
 }
 
@@ -289,22 +283,13 @@ async function measureWrites(
         ? `CPU ${fmt(cpu(r))} µs a product (app ${fmt(r.appCpuUs)}, server ${fmt(r.serverCpuUs)})`
         : `CPU ${fmt(cpu(r))} µs a product`;
     console.log(
-      `  round ${round + 1} (load ${loadAverage()}): with the index ${fmt(on.perSecond)} products/s, ${cpuText(on)}; without ${fmt(off.perSecond)} products/s, ${cpuText(off)}`,
+      `  round ${round + 1} (load ${os.loadavg()[0]!.toFixed(2)}): with the index ${fmt(on.perSecond)} products/s, ${cpuText(on)}; without ${fmt(off.perSecond)} products/s, ${cpuText(off)}`,
     );
   }
   const ratio = median(ratios);
   console.log(
     `${label}: writes with / without the search index = ${fmt(ratio, 2)} (target >= 0.85: ${verdict(ratio >= 0.85)}); by CPU time (without / with) ${fmt(median(cpuRatios), 2)}`,
   );
-}
-
-/** The 1-minute load average (Linux), for the figures' context. */
-function loadAverage(): string {
-  try {
-    return fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
-  } catch {
-    return '?';
-  }
 }
 
 /** (c): the discovery build, and the part of it the agent files took. */
