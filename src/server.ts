@@ -70,6 +70,11 @@ export interface StartOptions {
    * stages.
    */
   pipeline?: boolean | { stages: Stage[] };
+  /**
+   * How often the discovery server writes the requests it recorded, in ms (default 1000;
+   * tests that write them only when they flush set it far away).
+   */
+  discoveryFlushMs?: number;
   /** Run integration syncs on SYNC_CRON (serve does; tests may, and call its tick()). */
   syncSchedule?: boolean | { intervalMs: number };
   /** What the integrations use in place of the real ones (tests: platform waits). */
@@ -370,6 +375,7 @@ function discoveryService(parts: Parts): Service {
         db: parts.store.db,
         logger: parts.logger,
         now: parts.deps.now,
+        ...(parts.options.discoveryFlushMs ? { flushMs: parts.options.discoveryFlushMs } : {}),
       });
     },
     stop: () => parts.discovery?.close(),

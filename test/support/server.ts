@@ -52,6 +52,8 @@ export async function startTestServer(
     dir?: string;
     /** What the integrations use in place of the real ones (platform waits, say). */
     integrations?: StartOptions['integrations'];
+    /** The discovery server's request-log interval (StartOptions.discoveryFlushMs). */
+    discoveryFlushMs?: number;
   } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? ownTestDir(t);
@@ -73,6 +75,7 @@ export async function startTestServer(
     ...(options.now ? { now: options.now } : {}),
     ...(options.pipeline ? { pipeline: true } : {}),
     ...(options.integrations ? { integrations: options.integrations } : {}),
+    ...(options.discoveryFlushMs ? { discoveryFlushMs: options.discoveryFlushMs } : {}),
   });
   t.teardown(() => server.close());
   const createKey = async (level: KeyLevel, extra: Record<string, unknown> = {}) => {
