@@ -81,3 +81,36 @@ function runCallbacks(callbacks: (() => void)[]): void {
   }
   if (failure) throw failure.error;
 }
+
+/**
+ * PostgreSQL's codes for a transaction it ended to break a deadlock (40P01) or a
+ * serialization conflict (40001): nothing of it was written, and run again it can succeed.
+ */
+const TRANSIENT_CONFLICTS = new Set(['40P01', '40001']);
+
+/** Whether an error is a transaction PostgreSQL rolled back for a transient conflict. */
+export function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSIENT_CONFLICTS.has(code);
+}
+
+/**
+ * Runs a whole transaction (`run` opens and commits it) again when PostgreSQL rolled it back
+ * for a transient conflict, up to `tries` times in all; any other error, or the last
+ * conflict, is thrown. For writes whose failure costs more than a retry (a record of
+ * attempts that failed would send them again).
+ */
+export async function retryOnConflict<T>(
+  run: () => Promise<T>,
+  onRetry: (err: unknown, attempt: number) => void,
+  tries = 3,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (attempt >= tries || !isTransientConflict(err)) throw err;
+      onRetry(err, attempt);
+    }
+  }
+}

@@ -2,8 +2,13 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { openStore } from '../../src/db/store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { afterCommit, withTransaction } from '../../src/db/transaction.js';
-import { testStoreConfig } from '../support/store.js';
+import {
+  afterCommit,
+  isTransientConflict,
+  retryOnConflict,
+  withTransaction,
+} from '../../src/db/transaction.js';
+import { onPostgres, testStoreConfig } from '../support/store.js';
 
 async function store(t: Test) {
   const opened = openStore(await testStoreConfig(path.join(t.testdir({}), 'store.sqlite')));
@@ -118,3 +123,90 @@ t.test('a transaction not opened by withTransaction is refused by afterCommit', 
     t.throws(() => afterCommit(trx, () => {}), /not opened by withTransaction/);
   });
 });
+
+t.test('retryOnConflict runs a transaction again only for a transient conflict', async (t) => {
+  const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+  let runs = 0;
+  const retried: number[] = [];
+  const result = await retryOnConflict(
+    async () => {
+      if (++runs < 3) throw deadlock;
+      return 'done';
+    },
+    (err, attempt) => retried.push(attempt),
+  );
+  t.equal(result, 'done', 'the third run answers');
+  t.same(retried, [1, 2], 'each conflict told before its run again');
+
+  runs = 0;
+  await t.rejects(
+    retryOnConflict(
+      async () => {
+        runs++;
+        throw deadlock;
+      },
+      () => {},
+      2,
+    ),
+    /deadlock detected/,
+    'the last conflict is thrown',
+  );
+  t.equal(runs, 2, 'after as many runs as allowed');
+
+  runs = 0;
+  const unique = Object.assign(new Error('duplicate key'), { code: '23505' });
+  await t.rejects(
+    retryOnConflict(
+      async () => {
+        runs++;
+        throw unique;
+      },
+      () => t.fail('no retry'),
+    ),
+    /duplicate key/,
+  );
+  t.equal(runs, 1, 'any other error is thrown at once');
+  t.notOk(isTransientConflict(new Error('plain')), 'an error without a code is not one');
+});
+
+t.test(
+  'a deadlock PostgreSQL breaks is reported as a transient conflict and run again',
+  async (t) => {
+    if (!onPostgres()) {
+      t.pass('SQLite has one writer at a time: its transactions never deadlock');
+      return;
+    }
+    const db = await store(t);
+    // Two transactions take the same two rows in opposite orders, each its first row before
+    // the other asks for it: PostgreSQL ends one of them (40P01), which is run again.
+    const firstTaken: [() => void, () => void] = [() => {}, () => {}];
+    const taken = [0, 1].map((i) => new Promise<void>((resolve) => (firstTaken[i] = resolve)));
+    const conflicts: unknown[] = [];
+    const bump = (i: number, order: ['active' | 'draft', 'active' | 'draft']) =>
+      retryOnConflict(
+        () =>
+          db.transaction().execute(async (trx) => {
+            for (const [k, status] of order.entries()) {
+              await trx
+                .updateTable('product_counts')
+                .set((eb) => ({ count: eb('count', '+', 1) }))
+                .where('status', '=', status)
+                .execute();
+              if (k === 0) {
+                firstTaken[i]!();
+                await taken[1 - i];
+              }
+            }
+          }),
+        (err) => conflicts.push(err),
+      );
+    await Promise.all([bump(0, ['active', 'draft']), bump(1, ['draft', 'active'])]);
+    t.equal(conflicts.length, 1, 'one of the two was ended by the deadlock detector');
+    t.ok(
+      isTransientConflict(conflicts[0]),
+      `seen as a transient conflict: ${String(conflicts[0])}`,
+    );
+    t.equal(await countOf(db, 'active'), 2, 'both transactions counted, once each');
+    t.equal(await countOf(db, 'draft'), 2);
+  },
+);

@@ -127,6 +127,12 @@ t.test(
         .where('a.attempt', '>', 1)
         .execute();
       t.comment(`attempts after a first: ${JSON.stringify(attempts)}`);
+      // What the surviving process logged above info (a lane's error, a lease it could not renew).
+      const warned = b
+        .stdout()
+        .split('\n')
+        .filter((line) => /"level":(4|5|6)\d/.test(line));
+      t.comment(`B logged above info:\n${warned.join('\n')}`);
     }
     t.ok(
       resent <= ENDPOINTS,

@@ -244,7 +244,13 @@ function leaseIsFree(
   return w.or(free);
 }
 
-/** Extends this worker's leases on the deliveries it still works on. */
+/**
+ * Extends this worker's leases on the deliveries it still works on. A row another
+ * transaction holds is skipped (SKIP LOCKED), never waited for: that is this worker's own
+ * record of its attempt (the lease ends with it) or a release, and a renewal that waited on
+ * a record taking the same rows in another order could deadlock with it, on PostgreSQL,
+ * and so fail the record. A skipped lease is renewed on the next round, long before it lapses.
+ */
 export async function renewLeases(
   db: Executor,
   owner: string,
@@ -255,8 +261,15 @@ export async function renewLeases(
   await db
     .updateTable('webhook_deliveries')
     .set({ lease_expires_at: until })
-    .where('seq', 'in', seqs)
-    .where('lease_owner', '=', owner)
+    .where('seq', 'in', (eb) =>
+      dialectOf(db).lockSkipLocked(
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select('d.seq')
+          .where('d.seq', 'in', seqs)
+          .where('d.lease_owner', '=', owner),
+      ),
+    )
     .execute();
 }
 

@@ -5,7 +5,7 @@ import {
   insertDeliveries,
   listEventHeadsAfter,
 } from '../../db/queries/webhook-deliveries.js';
-import { listActiveWebhookRows } from '../../db/queries/webhooks.js';
+import { listActiveWebhookRows, lockWebhookRows } from '../../db/queries/webhooks.js';
 import type { NewWebhookDeliveryRow, WebhookRow } from '../../db/schema.js';
 import { newSortableId } from '../../ids.js';
 import { eventFilterOf } from './webhooks.js';
@@ -72,11 +72,12 @@ export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promis
     }
     await insertDeliveries(trx, rows);
     const last = events[events.length - 1]!.seq;
-    await advanceEventCursor(
-      trx,
-      webhooks.map((w) => w.id),
-      last,
-    );
+    const ids = webhooks.map((w) => w.id);
+    // The endpoints' rows locked in the order every writer of several takes them (by id, as
+    // a record of attempts does): an UPDATE alone takes them in the table's order, which can
+    // deadlock with a record on PostgreSQL, and a record that fails sends its attempts again.
+    await lockWebhookRows(trx, ids);
+    await advanceEventCursor(trx, ids, last);
     for (const w of webhooks) w.event_cursor = Math.max(w.event_cursor, last);
     return { webhooks, fed, more: events.length === batchSize };
   });

@@ -12,7 +12,7 @@ import {
 } from '../../db/queries/webhooks.js';
 import { isSqlite } from '../../db/sqlite/dialect-sql.js';
 import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
-import type { Executor } from '../../db/transaction.js';
+import { retryOnConflict, type Executor } from '../../db/transaction.js';
 import type { DeliveryContext, SentAttempt } from './attempt.js';
 
 /** An endpoint whose every attempt failed for this long is disabled (CONTRACT part 7). */
@@ -209,9 +209,19 @@ export class AttemptRecorder {
     this.flushing = true;
     const batch = this.waiting.splice(0);
     try {
-      const settled = await recordAttempts(
-        this.ctx,
-        batch.map((b) => b.attempt),
+      // A record that failed would send its attempts again: one PostgreSQL rolled back to
+      // break a deadlock is run again instead.
+      const settled = await retryOnConflict(
+        () =>
+          recordAttempts(
+            this.ctx,
+            batch.map((b) => b.attempt),
+          ),
+        (err, attempt) =>
+          this.ctx.logger.warn(
+            { err, attempt, attempts: batch.length },
+            'webhook worker: recording attempts met a conflict; running it again',
+          ),
       );
       batch.forEach((b, i) => b.resolve(settled[i]!));
     } catch (err) {
