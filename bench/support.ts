@@ -171,6 +171,26 @@ export function parentPidOf(pid: number): number {
   return Number(statFieldsOf(pid)[1]);
 }
 
+/**
+ * CPU seconds a PostgreSQL cluster (data in `<clusterDir>/data`) has used so far: its
+ * postmaster and every child, ended ones included (the backends of closed connections).
+ */
+export function pgClusterCpuSeconds(clusterDir: string): number {
+  const pidFile = path.join(clusterDir, 'data', 'postmaster.pid');
+  const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  let seconds = cpuSecondsOf(postmaster, { reaped: true });
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const pid = Number(entry);
+      if (parentPidOf(pid) === postmaster) seconds += cpuSecondsOf(pid, { reaped: true });
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return seconds;
+}
+
 /** The machine's busy share of CPU time over `ms` (all cores, from /proc/stat). */
 async function busyShare(ms: number): Promise<number> {
   const read = () => {

@@ -29,10 +29,9 @@ import { freePort } from '../test/support/nginx.js';
 import { postgresBin, startPgCluster, type PgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 import {
-  cpuSecondsOf,
   fmt,
   median,
-  parentPidOf,
+  pgClusterCpuSeconds,
   ROOT,
   runCli,
   scratchDir,
@@ -184,23 +183,8 @@ const WARM_WRITES = 1_000;
 /** The CPU time (ms) the store's server has used so far: PostgreSQL's processes; none for SQLite. */
 type ServerCpu = () => number;
 
-/** User and system time of the cluster's postmaster and its children, ended ones included. */
 function pgServerCpu(cluster: PgCluster): ServerCpu {
-  return () => {
-    const pidFile = path.join(cluster.dir, 'data', 'postmaster.pid');
-    const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-    let seconds = cpuSecondsOf(postmaster, { reaped: true });
-    for (const entry of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const pid = Number(entry);
-        if (parentPidOf(pid) === postmaster) seconds += cpuSecondsOf(pid, { reaped: true });
-      } catch {
-        // a process that ended meanwhile
-      }
-    }
-    return seconds * 1000;
-  };
+  return () => pgClusterCpuSeconds(cluster.dir) * 1000;
 }
 
 interface WriteRate {
