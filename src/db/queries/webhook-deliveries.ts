@@ -138,6 +138,38 @@ export async function insertAttempts(db: Executor, rows: WebhookAttemptRow[]): P
   }
 }
 
+/**
+ * PostgreSQL: the record of attempts that all succeeded, in one statement and so one round
+ * trip (its own transaction) where a transaction of its parts takes six: the attempts
+ * inserted, their deliveries settled (their leases end with them) and their endpoints' failure
+ * runs ended, those rows taken in id order as every writer of several takes them. On one
+ * process the record is the lanes' turn-taking point (issue 25: webhooks on PostgreSQL).
+ */
+export async function recordSucceededAttemptsPg(
+  db: Executor,
+  rows: WebhookAttemptRow[],
+  webhookIds: string[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const column = <K extends keyof WebhookAttemptRow>(k: K) => rows.map((r) => r[k]);
+  const seqs = column('delivery_seq');
+  await sql`with attempts as (
+      insert into webhook_attempts (delivery_seq, attempt, trigger, started_at, status_code,
+        duration_ms, error, response_body)
+      select * from unnest(${seqs}::integer[], ${column('attempt')}::integer[],
+        ${column('trigger')}::text[], ${column('started_at')}::text[],
+        ${column('status_code')}::integer[], ${column('duration_ms')}::integer[],
+        ${column('error')}::text[], ${column('response_body')}::text[])
+    ), settled as (
+      update webhook_deliveries set status = 'succeeded', next_attempt_at = null,
+        attempts = attempts + 1, lease_owner = null, lease_expires_at = null
+      where seq = any(${seqs}::integer[])
+    )
+    update webhooks set failing_since = null
+    where id in (select id from webhooks where id = any(${[...new Set(webhookIds)]}::text[])
+      and failing_since is not null order by id for update)`.execute(db);
+}
+
 // --- Leases: several processes on one store (issue 14, branch pgmulti) ---
 
 /** A claim of a delivery by a worker. */

@@ -2,6 +2,7 @@ import {
   advanceDeliveries,
   insertAttempts,
   pausePendingDeliveries,
+  recordSucceededAttemptsPg,
 } from '../../db/queries/webhook-deliveries.js';
 import {
   clearWebhooksFailing,
@@ -11,7 +12,12 @@ import {
   markWebhookFailing,
 } from '../../db/queries/webhooks.js';
 import { isSqlite } from '../../db/sqlite/dialect-sql.js';
-import type { AttemptTrigger, DeliveryStatus, WebhookDisabledReason } from '../../db/schema.js';
+import type {
+  AttemptTrigger,
+  DeliveryStatus,
+  WebhookAttemptRow,
+  WebhookDisabledReason,
+} from '../../db/schema.js';
 import { retryOnConflict, type Executor } from '../../db/transaction.js';
 import type { DeliveryContext, SentAttempt } from './attempt.js';
 
@@ -55,25 +61,25 @@ export async function recordAttempts(
   ctx: DeliveryContext,
   attempts: FinishedAttempt[],
 ): Promise<Settled[]> {
+  if (
+    !isSqlite(ctx.db) &&
+    attempts.every((a) => a.sent.outcome.ok && a.next.status === 'succeeded')
+  ) {
+    // The common case in one round trip; a failure's settling reads and decides, below.
+    await recordSucceededAttemptsPg(
+      ctx.db,
+      attempts.map(attemptRow),
+      attempts.map((a) => a.webhookId),
+    );
+    return attempts.map(() => ({}));
+  }
   return ctx.db.transaction().execute(async (trx) => {
     // The endpoints before their deliveries (as updateWebhook takes them).
     await lockWebhookRows(
       trx,
       attempts.map((a) => a.webhookId),
     );
-    await insertAttempts(
-      trx,
-      attempts.map((a) => ({
-        delivery_seq: a.deliverySeq,
-        attempt: a.attempt,
-        trigger: a.trigger,
-        started_at: a.sent.startedAt.toISOString(),
-        status_code: a.sent.outcome.statusCode,
-        duration_ms: a.sent.outcome.durationMs,
-        error: a.sent.outcome.error,
-        response_body: a.sent.outcome.responseBody,
-      })),
-    );
+    await insertAttempts(trx, attempts.map(attemptRow));
     const byNext = new Map<string, FinishedAttempt[]>();
     for (const a of attempts) {
       const key = `${a.next.status}|${a.next.next_attempt_at}`;
@@ -96,6 +102,19 @@ export async function recordAttempts(
     }
     return settled;
   });
+}
+
+function attemptRow(a: FinishedAttempt): WebhookAttemptRow {
+  return {
+    delivery_seq: a.deliverySeq,
+    attempt: a.attempt,
+    trigger: a.trigger,
+    started_at: a.sent.startedAt.toISOString(),
+    status_code: a.sent.outcome.statusCode,
+    duration_ms: a.sent.outcome.durationMs,
+    error: a.sent.outcome.error,
+    response_body: a.sent.outcome.responseBody,
+  };
 }
 
 async function settleFailure(
