@@ -201,6 +201,7 @@ export async function claimQueuedDeliveries(
 ): Promise<number[]> {
   if (seqs.length === 0) return [];
   const first = Math.min(...seqs);
+  const last = Math.max(...seqs);
   const rows = await db
     .updateTable('webhook_deliveries')
     .set({ lease_owner: lease.owner, lease_expires_at: lease.until })
@@ -212,6 +213,11 @@ export async function claimQueuedDeliveries(
           .where('d.seq', 'in', seqs)
           .where('d.webhook_id', '=', webhookId)
           .where('d.status', '=', PENDING)
+          // The range as well as the list: the queue's index (webhook_id, seq) then reads
+          // just the batch, where with the list alone PostgreSQL read every pending delivery
+          // of the endpoint and filtered (35 ms a claim at a backlog of 10,000).
+          .where('d.seq', '>=', first)
+          .where('d.seq', '<=', last)
           // Not paused (a disabled endpoint's queue). Due-ness is the lane's call: it waits
           // for next_attempt_at by the real clock as well as the service's.
           .where('d.next_attempt_at', 'is not', null)
