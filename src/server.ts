@@ -12,6 +12,7 @@ import { monthOf, MonthlyUsage } from './domain/access/monthly-usage.js';
 import { RateLimiter, type Limiter } from './domain/access/rate-limiter.js';
 import { SharedRateLimiter } from './domain/access/shared-rate-limiter.js';
 import { WebhookWorker } from './domain/webhooks/worker.js';
+import { WorkerRegistry } from './domain/workers/registry.js';
 import { changesOf } from './domain/changes.js';
 import { ReportWorker } from './reports/worker.js';
 import { analyticsReportSources } from './domain/reports/analytics-source.js';
@@ -108,6 +109,8 @@ interface Parts {
   options: StartOptions;
   logger: Logger;
   store: Store;
+  /** This process among the live `serve` processes on the store: who delivers and syncs what. */
+  workers: WorkerRegistry;
   deps: AppDeps & {
     webhooks: WebhookWorker;
     integrations: SyncRunner;
@@ -204,7 +207,13 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     leaseMs: config.FEED_DELIVERY_LEASE_MS,
     waitMs: config.FEED_DELIVERY_WAIT_SECONDS * 1000,
   });
-  const deps = { ...base, webhooks: new WebhookWorker(base), deliveries };
+  const workers = new WorkerRegistry({
+    db: store.db,
+    logger,
+    now,
+    ttlMs: config.WEBHOOK_LEASE_MS,
+  });
+  const deps = { ...base, webhooks: new WebhookWorker(base, { workers }), deliveries };
   const reports = new ReportWorker({
     store,
     dataDir: config.DATA_DIR,
@@ -222,6 +231,7 @@ function assemble(config: Config, options: StartOptions, store: Store): Parts {
     options,
     logger,
     store,
+    workers,
     deps,
     reports,
     deliveries,
@@ -243,6 +253,12 @@ function services(parts: Parts): Service[] {
     auditService(parts),
     retentionService(parts),
     counterFoldService(parts),
+    // This process's heartbeat among the live workers (before the workers that share by it;
+    // its row removed after they stopped).
+    service('the worker registry', {
+      start: () => parts.workers.start(),
+      stop: () => parts.workers.stop(),
+    }),
     // Records feed exports as analytics interactions, in batches.
     service('the request log', {
       start: () => {
@@ -447,6 +463,7 @@ function syncScheduleService(parts: Parts): Service {
         cron: parts.config.SYNC_CRON,
         logger: parts.logger,
         now: parts.deps.now,
+        share: (ids) => parts.workers.share(ids),
         ...(typeof options.syncSchedule === 'object' ? options.syncSchedule : {}),
       });
     },

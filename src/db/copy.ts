@@ -9,8 +9,11 @@ import { findTextFault, showText, textProblem } from '../text.js';
 /** Any table by name: the copy reads its table list from the schema, not from types. */
 type AnyDb = Kysely<Record<string, Record<string, unknown>>>;
 
-/** Kysely's own bookkeeping: each store has its own (both are migrated before the copy). */
-const MIGRATION_TABLES = new Set(['kysely_migration', 'kysely_migration_lock']);
+/**
+ * Not copied: Kysely's own bookkeeping (each store has its own; both are migrated before the
+ * copy), and the source's live processes (`workers`), which are not the target's.
+ */
+const NOT_COPIED = new Set(['kysely_migration', 'kysely_migration_lock', 'workers']);
 
 export interface CopyProgress {
   table: string;
@@ -140,7 +143,7 @@ async function tablesOf(db: Kysely<Database>): Promise<Map<string, string[]>> {
   const derived = dialectOf(db);
   return new Map(
     tables
-      .filter((t) => !t.isView && !MIGRATION_TABLES.has(t.name) && !derived.isDerivedTable(t.name))
+      .filter((t) => !t.isView && !NOT_COPIED.has(t.name) && !derived.isDerivedTable(t.name))
       .map((t) => [
         t.name,
         t.columns.map((c) => c.name).filter((c) => !derived.isDerivedColumn(t.name, c)),

@@ -399,6 +399,16 @@ export interface ReportTable {
   finished_at: string | null;
 }
 
+/** A live `serve` process (its heartbeat), for sharing work between processes. */
+export interface WorkerTable {
+  /** `host/pid/random`, the process's owner token. */
+  id: string;
+  started_at: Timestamp;
+  beat_at: Timestamp;
+  /** Counted alive until then; moved on by each heartbeat. */
+  expires_at: Timestamp;
+}
+
 export interface Database {
   products: ProductTable;
   product_counts: ProductCountTable;
@@ -436,6 +446,7 @@ export interface Database {
   sync_runs: SyncRunTable;
   sync_staged_items: SyncStagedItemTable;
   integration_webhook_receipts: IntegrationWebhookReceiptTable;
+  workers: WorkerTable;
 }
 
 export type ProductRow = Selectable<ProductTable>;

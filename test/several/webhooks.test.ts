@@ -19,6 +19,16 @@ const SERVE_ENV = {
   WEBHOOK_LEASE_MS: '20000',
 };
 
+/** The endpoints a serve process last logged it delivers to (its share among the live ones). */
+function endpointsOf(stdout: string): string[] | undefined {
+  let last: string[] | undefined;
+  for (const line of stdout.split('\n')) {
+    if (!line.includes('webhook endpoints this process delivers to')) continue;
+    last = (JSON.parse(line) as { webhooks: string[] }).webhooks;
+  }
+  return last;
+}
+
 function eventIdOf(req: ReceivedRequest): string {
   return String(req.headers['webhook-id'] ?? req.headers['x-webhook-id']);
 }
@@ -47,6 +57,17 @@ t.test(
       });
       endpoints.push(hook.id);
     }
+    // The endpoints are shared: two each, every one with one process.
+    const shares = await waitUntil(
+      'each process to deliver to two endpoints',
+      () => {
+        const ofA = endpointsOf(a.stdout());
+        const ofB = endpointsOf(b.stdout());
+        return ofA?.length === 2 && ofB?.length === 2 && { ofA, ofB };
+      },
+      30_000,
+    );
+    t.same([...shares.ofA, ...shares.ofB].sort(), [...endpoints].sort(), 'shared, none twice');
 
     // Products are created through both processes, four at a time.
     let made = 0;
@@ -71,6 +92,11 @@ t.test(
     a.child.kill('SIGKILL');
     await a.exited;
     await Promise.all(writers);
+    await waitUntil(
+      "B to take the killed process's endpoints",
+      () => endpointsOf(b.stdout())?.length === ENDPOINTS,
+      30_000,
+    );
 
     const store = openShared(t, shared);
     const events = await store.db

@@ -24,6 +24,7 @@ import * as m20261127095000 from './20261127095000_product_search_groups.js';
 import * as m20261127200000 from './20261127200000_products_brand_order.js';
 import * as m20261128010000 from './20261128010000_products_group_order.js';
 import * as m20261128020000 from './20261128020000_product_search_automerge.js';
+import * as m20261128100000 from './20261128100000_workers.js';
 
 /**
  * Every migration, by timestamped name. New migrations get a new file and a line here;
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '20261127200000_products_brand_order': m20261127200000,
   '20261128010000_products_group_order': m20261128010000,
   '20261128020000_product_search_automerge': m20261128020000,
+  '20261128100000_workers': m20261128100000,
 };

@@ -20,7 +20,9 @@ const LOOK_BACK_S = 300;
 /**
  * Syncs on SYNC_CRON inside `serve`. The schedule is read against the injected clock (so a
  * test moves time instead of waiting for it); an integration whose sync is still running
- * (here or in another process) is skipped until the next match.
+ * (here or in another process) is skipped until the next match. With several processes on one
+ * store, each starts the syncs of its share of the integrations (`share`), so they spread
+ * over the processes instead of all going to the first to see the match.
  */
 export function startSyncScheduler(options: {
   runner: SyncRunner;
@@ -29,6 +31,11 @@ export function startSyncScheduler(options: {
   now: () => Date;
   /** How often the clock is read (default every second; 0: only when tick() is called). */
   intervalMs?: number;
+  /**
+   * The integrations this process syncs on schedule, among several processes
+   * (WorkerRegistry.share; default: all of them).
+   */
+  share?: (ids: readonly string[]) => Set<string>;
 }): SyncScheduler {
   const { runner, logger, now } = options;
   const task = createTask(options.cron, () => undefined, { name: 'agentshelf-sync' });
@@ -48,9 +55,14 @@ export function startSyncScheduler(options: {
 
   const fire = async (): Promise<string[]> => {
     const started: string[] = [];
-    for (const row of await listAllIntegrationRows(runner.env.db)) {
+    const rows = (await listAllIntegrationRows(runner.env.db)).filter(
+      (row) => row.status !== 'disconnected',
+    );
+    // Each live process starts its share: the syncs of one match run side by side.
+    const mine = options.share?.(rows.map((row) => row.id));
+    for (const row of rows) {
       if (stopped) break;
-      if (row.status === 'disconnected') continue;
+      if (mine && !mine.has(row.id)) continue;
       try {
         const { run } = await runner.start(row.id, { trigger: 'schedule' });
         started.push(run.id);

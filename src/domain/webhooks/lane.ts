@@ -6,7 +6,8 @@ import {
 } from '../../db/queries/webhook-deliveries.js';
 import type { DeliveryStatus, WebhookRow } from '../../db/schema.js';
 import { nextAfterFailure, sendToEndpoint, type DeliveryContext } from './attempt.js';
-import { leaseOwnerIsGone, type LeaseKeeper } from './lease.js';
+import { ownerIsGone } from '../../runtime/owner.js';
+import type { LeaseKeeper } from './lease.js';
 import type { InFlight } from './manual.js';
 import type { ExpectedAttempt, FinishedAttempt, Settled } from './record.js';
 import { createEndpointAgents } from './sender.js';
@@ -21,6 +22,11 @@ const IDLE_RECHECK_MS = 10_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Pause after a claim lost twice in a row (another worker is taking the same head). */
 const CLAIM_RETRY_MS = 100;
+/**
+ * A head leased to another live worker is looked at again this often: the endpoint is ours
+ * now (the workers' share moved), and the other gives its leases back when its lane stops.
+ */
+const HANDOVER_RECHECK_MS = 250;
 
 export interface LaneHost {
   ctx: DeliveryContext;
@@ -42,11 +48,13 @@ export interface LaneHost {
  * its own lane (and its own keep-alive connection), so a slow or dead endpoint only ever
  * delays itself.
  *
- * Several processes on one store each run a lane per endpoint: before sending, a lane claims
- * the front of its endpoint's queue (the batch it has read, the head first) with a lease
- * (claimQueuedDeliveries), and a lane that finds the head leased to another live worker waits
- * for that lease to end. One claim a batch, so a busy endpoint stays with one worker at about
- * no cost, and goes to another when that worker stops or dies.
+ * Several processes on one store share the endpoints (WebhookWorker), and whichever runs a
+ * lane for an endpoint, before sending, claims the front of its queue (the batch it has read,
+ * the head first) with a lease (claimQueuedDeliveries): a lane that finds the head leased to
+ * another live worker (the endpoint was just handed over, or the two processes do not yet
+ * agree on the share) waits for that lease to be given back or to end. One claim a batch, so
+ * an endpoint stays with one worker at about no cost, and goes to another when that worker
+ * stops or dies.
  */
 export class DeliveryLane {
   webhook: WebhookRow;
@@ -143,9 +151,9 @@ export class DeliveryLane {
         }
         const leasedFor = this.foreignLeaseMs(head);
         if (leasedFor > 0) {
-          // Another worker sends it; new deliveries (feed) or the lease's end wake us.
+          // Another worker sends it: until it hands the endpoint over, or its lease ends.
           this.idle = true;
-          await this.sleep(Math.min(leasedFor + 10, IDLE_RECHECK_MS));
+          await this.sleep(Math.min(leasedFor + 10, HANDOVER_RECHECK_MS));
           this.idle = false;
           this.stale = true;
           continue;
@@ -172,7 +180,7 @@ export class DeliveryLane {
             ctx.db,
             this.webhook.id,
             queue.map((d) => d.seq),
-            this.host.leases.lease(gone && leaseOwnerIsGone(gone) ? gone : undefined),
+            this.host.leases.lease(gone && ownerIsGone(gone) ? gone : undefined),
           );
           for (const seq of claimed) this.hold(seq);
           if (!claimed.includes(head.seq)) {
@@ -241,7 +249,7 @@ export class DeliveryLane {
     const owner = head.lease_owner;
     if (owner === null || owner === this.host.leases.owner || !head.lease_expires_at) return 0;
     const left = Date.parse(head.lease_expires_at) - this.host.ctx.now().getTime();
-    if (left <= 0 || leaseOwnerIsGone(owner)) return 0;
+    if (left <= 0 || ownerIsGone(owner)) return 0;
     return left;
   }
 

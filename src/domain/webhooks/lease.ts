@@ -1,25 +1,7 @@
-import os from 'node:os';
 import type { Logger } from 'pino';
 import { releaseLeases, renewLeases, type Lease } from '../../db/queries/webhook-deliveries.js';
 import type { Db } from '../../db/store.js';
-import { randomBase62 } from '../../ids.js';
-import { processIsGone } from '../../runtime/process.js';
-
-/** Owners (workers) alive in this process: one with our pid but not in here is a past one. */
-const liveOwners = new Set<string>();
-
-/**
- * Whether the worker that owns a lease is known to be gone: it ran on this host and its
- * process no longer exists (or is a past incarnation of our pid). A worker on another host
- * is only known gone when its lease lapses.
- */
-export function leaseOwnerIsGone(owner: string): boolean {
-  if (liveOwners.has(owner)) return false;
-  const [host, pidText] = owner.split('/');
-  const pid = Number(pidText);
-  if (host !== os.hostname() || !Number.isInteger(pid) || pid <= 0) return false;
-  return pid === process.pid || processIsGone(pid);
-}
+import { newOwnerToken, releaseOwnerToken } from '../../runtime/owner.js';
 
 /**
  * The leases one delivery worker holds on webhook deliveries (several processes on one
@@ -27,7 +9,7 @@ export function leaseOwnerIsGone(owner: string): boolean {
  * them while it works, so a lease only lapses when its process stops (killed, hung, cut off).
  */
 export class LeaseKeeper {
-  readonly owner = `${os.hostname()}/${process.pid}/${randomBase62(10)}`;
+  readonly owner = newOwnerToken();
   /** Delivery seqs this worker has claimed and not yet recorded. */
   readonly held = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
@@ -37,9 +19,7 @@ export class LeaseKeeper {
     private readonly leaseMs: number,
     private readonly now: () => Date,
     private readonly logger: Logger,
-  ) {
-    liveOwners.add(this.owner);
-  }
+  ) {}
 
   /** A lease from now for LEASE_MS; `gone` names a dead owner whose lease may be taken. */
   lease(gone?: string): Lease {
@@ -66,7 +46,7 @@ export class LeaseKeeper {
       this.logger.warn({ err }, 'webhook worker: could not give back its leases; they lapse');
     }
     this.held.clear();
-    liveOwners.delete(this.owner);
+    releaseOwnerToken(this.owner);
   }
 
   private async renew(): Promise<void> {

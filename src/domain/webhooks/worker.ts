@@ -3,7 +3,7 @@ import type { WebhookRow } from '../../db/schema.js';
 import type { DeliveryContext } from './attempt.js';
 import { retryDeliveryNow, sendTestDelivery, type InFlight } from './manual.js';
 import { AttemptRecorder, type ExpectedAttempt, type FinishedAttempt } from './record.js';
-import { DeliveryLane } from './lane.js';
+import { DeliveryLane, type LaneHost } from './lane.js';
 import { LeaseKeeper } from './lease.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
 import { fanOutEvents } from './outbox.js';
@@ -29,11 +29,18 @@ const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** Deliveries deleted per tick while a purge runs, so lanes keep their turn. */
 const PURGE_CHUNK = 2_000;
 
+/** Which of the keys (endpoint ids) fall to this process (WorkerRegistry.share). */
+export interface WorkShare {
+  share(keys: readonly string[]): Set<string>;
+}
+
 export interface WebhookWorkerOptions {
   /** How often the outbox is read when nothing signals new events (default 200 ms). */
   pollMs?: number;
   /** Events read per fan-out transaction (default 500). */
   fanOutBatch?: number;
+  /** The endpoints this process runs lanes for, among several (default: every endpoint). */
+  workers?: WorkShare;
 }
 
 /**
@@ -46,13 +53,24 @@ export interface WebhookWorkerOptions {
  * outbox lock), and a delivery is sent only by the worker holding its lease (see
  * DeliveryLane), so each goes out once per attempt, in order per endpoint; the deliveries of
  * a killed process go to another when their leases lapse (WEBHOOK_LEASE_MS), or at once
- * when the killed process ran on the same host.
+ * when the killed process ran on the same host. The endpoints are shared between the live
+ * processes (issue 25, `workers`): each runs lanes for its share only, so two processes
+ * deliver to different endpoints at once instead of one taking every endpoint's queue; an
+ * endpoint whose share moves is handed over when the lane that had it has stopped and given
+ * back its leases. A lane learns of deliveries another process queued from its endpoint's
+ * event cursor, read at every pass.
  */
 export class WebhookWorker {
   /** Delivery seqs with an attempt under way (lanes and manual retries). */
   readonly inFlight: InFlight = new Set();
   private readonly lanes = new Map<string, DeliveryLane>();
-  private readonly retiring = new Set<Promise<void>>();
+  /** Lanes stopping (their attempt under way finishing, their leases given back). */
+  private readonly retiring = new Map<DeliveryLane, Promise<void>>();
+  /** Each lane's endpoint's event cursor when last seen: a move means deliveries queued. */
+  private readonly cursors = new Map<string, number>();
+  /** The endpoints this process delivers to, as last logged. */
+  private mine = '';
+  private readonly workers: WorkShare | undefined;
   private readonly abort = new AbortController();
   private readonly recorder: AttemptRecorder;
   private readonly leases: LeaseKeeper;
@@ -70,6 +88,7 @@ export class WebhookWorker {
     this.recorder = new AttemptRecorder(ctx);
     this.leases = new LeaseKeeper(ctx.db, ctx.config.WEBHOOK_LEASE_MS, ctx.now, ctx.logger);
     this.fanOutBatch = options.fanOutBatch ?? 500;
+    this.workers = options.workers;
     this.poller = new PollingWorker({
       tick: () => this.tick(),
       intervalMs: options.pollMs ?? 200,
@@ -121,7 +140,7 @@ export class WebhookWorker {
       for (const lane of this.lanes.values()) this.retire(lane);
       this.lanes.clear();
       const timer = setTimeout(() => this.abort.abort(), graceMs);
-      await Promise.all(this.retiring);
+      await Promise.all(this.retiring.values());
       clearTimeout(timer);
       await this.leases.stop();
     })());
@@ -147,37 +166,69 @@ export class WebhookWorker {
   }
 
   private syncLanes(webhooks: WebhookRow[]): void {
-    const active = new Map(webhooks.map((w) => [w.id, w]));
+    const shared = this.workers?.share(webhooks.map((w) => w.id));
+    const ours = shared ? webhooks.filter((w) => shared.has(w.id)) : webhooks;
+    const active = new Map(ours.map((w) => [w.id, w]));
     for (const [id, lane] of this.lanes) {
       if (!active.has(id)) {
         this.lanes.delete(id);
+        this.cursors.delete(id);
         this.retire(lane);
       }
     }
-    for (const webhook of webhooks) {
+    const mine = [...active.keys()].sort().join();
+    if (shared && mine !== this.mine) {
+      this.ctx.logger.info(
+        { webhooks: [...active.keys()].sort(), of: webhooks.length },
+        'webhook endpoints this process delivers to',
+      );
+    }
+    this.mine = mine;
+    for (const webhook of ours) {
       const lane = this.lanes.get(webhook.id);
       if (!lane || lane.stopped) {
-        if (lane) this.retire(lane);
-        const host = {
-          ctx: this.ctx,
-          inFlight: this.inFlight,
-          signal: this.abort.signal,
-          leases: this.leases,
-          record: (attempt: FinishedAttempt, expected?: ExpectedAttempt) =>
-            this.recorder.record(attempt, expected),
-          expect: () => this.recorder.expect(),
-          cancel: (expected: ExpectedAttempt) => this.recorder.cancel(expected),
-        };
-        this.lanes.set(webhook.id, new DeliveryLane(host, webhook).start());
-      } else if (!sameDeliverySettings(lane.webhook, webhook)) {
-        lane.update(webhook);
+        if (lane) {
+          this.lanes.delete(webhook.id);
+          this.retire(lane);
+        }
+        // One lane an endpoint: a new one starts once the last has stopped (and given back
+        // its leases), never beside it.
+        if ([...this.retiring.keys()].some((l) => l.webhook.id === webhook.id)) continue;
+        this.cursors.set(webhook.id, webhook.event_cursor);
+        this.lanes.set(webhook.id, new DeliveryLane(this.laneHost(), webhook).start());
+        continue;
+      }
+      if (!sameDeliverySettings(lane.webhook, webhook)) lane.update(webhook);
+      if (webhook.event_cursor > (this.cursors.get(webhook.id) ?? 0)) {
+        // Another process (or our own fan-out) queued deliveries for it.
+        this.cursors.set(webhook.id, webhook.event_cursor);
+        lane.feed();
       }
     }
   }
 
+  private laneHost(): LaneHost {
+    return {
+      ctx: this.ctx,
+      inFlight: this.inFlight,
+      signal: this.abort.signal,
+      leases: this.leases,
+      record: (attempt: FinishedAttempt, expected?: ExpectedAttempt) =>
+        this.recorder.record(attempt, expected),
+      expect: () => this.recorder.expect(),
+      cancel: (expected: ExpectedAttempt) => this.recorder.cancel(expected),
+    };
+  }
+
   private retire(lane: DeliveryLane): void {
     lane.stop();
-    const done = lane.done.finally(() => this.retiring.delete(done));
-    this.retiring.add(done);
+    this.retiring.set(
+      lane,
+      lane.done.finally(() => {
+        this.retiring.delete(lane);
+        // Its endpoint may have a lane to start (re-enabled, or its share back here).
+        if (this.running) this.nudge();
+      }),
+    );
   }
 }

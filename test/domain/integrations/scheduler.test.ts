@@ -5,6 +5,7 @@ import { startFeedServer } from '../../support/feed-server.js';
 import { clockAt } from '../../support/clock.js';
 import { feedProduct, jsonl } from '../../support/integrations.js';
 import { startSyncScheduler } from '../../../src/domain/integrations/scheduler.js';
+import { shareOf } from '../../../src/domain/workers/registry.js';
 
 t.test(
   'SYNC_CRON: syncs start when the clock reaches a match, once, and skip paused ones',
@@ -61,5 +62,53 @@ t.test(
         ['schedule', 'succeeded'],
       ],
     );
+  },
+);
+
+t.test(
+  'with several processes, each starts the syncs of its share of the integrations',
+  async (t) => {
+    const clock = clockAt('2026-11-25T10:59:59.000Z');
+    const feeds = await startFeedServer(t);
+    feeds.set('/a.jsonl', jsonl([feedProduct('A')]));
+    const server = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true' }, { now: clock.now });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings: { url: feeds.url('/a.jsonl') } },
+      });
+      ids.push(res.body.id as string);
+    }
+    const runner = server.server.deps.integrations!;
+    // Two workers, as two serve processes' registries would share (each its own scheduler).
+    const members = ['host/1/aaaaaaaaaa', 'host/2/bbbbbbbbbb'];
+    const shares = members.map((self) => (keys: readonly string[]) => shareOf(keys, members, self));
+    const schedulers = shares.map((share) =>
+      startSyncScheduler({
+        runner,
+        cron: '0 * * * *',
+        logger: pino({ level: 'silent' }),
+        now: clock.now,
+        intervalMs: 0,
+        share,
+      }),
+    );
+    t.teardown(() => Promise.all(schedulers.map((s) => s.stop())));
+    clock.set('2026-11-25T11:00:00.000Z');
+    const started = await Promise.all(schedulers.map((s) => s.tick()));
+    t.same(
+      started.map((runs) => runs.length),
+      [2, 2],
+      'two syncs started by each',
+    );
+    for (const run of started.flat()) await runner.settled(run);
+    for (const id of ids) {
+      const history = (await server.request('GET', `/v1/integrations/${id}/sync/history`)).body;
+      t.same(
+        history.syncs.map((s: any) => [s.trigger, s.status]),
+        [['schedule', 'succeeded']],
+        `${id}: synced once`,
+      );
+    }
   },
 );
