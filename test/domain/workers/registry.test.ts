@@ -26,6 +26,26 @@ function clock(start = Date.UTC(2026, 10, 28, 12)) {
   return { now: () => new Date(ms), move: (by: number) => (ms += by) };
 }
 
+/** Writes another worker's live row as its heartbeat would, then starts a registry beside it. */
+async function besideRow(
+  t: Test,
+  store: Store,
+  time: ReturnType<typeof clock>,
+  other: string,
+): Promise<WorkerRegistry> {
+  const at = time.now();
+  await beatWorker(
+    store.db,
+    other,
+    at.toISOString(),
+    new Date(at.getTime() + TTL_MS).toISOString(),
+  );
+  const registry = new WorkerRegistry({ db: store.db, logger, now: time.now, ttlMs: TTL_MS });
+  await registry.start();
+  t.teardown(() => registry.stop());
+  return registry;
+}
+
 t.test(
   'shareOf deals the keys round the members: each key to one, shares equal within one',
   async (t) => {
@@ -92,15 +112,7 @@ t.test('a worker that stops beating is dropped once its row expires', async (t) 
   const time = clock();
   // Another host's worker: its pid tells nothing here, only its row's expiry does.
   const remote = 'another-host.example/4242/AbCdEfGhIj';
-  await beatWorker(
-    store.db,
-    remote,
-    time.now().toISOString(),
-    new Date(time.now().getTime() + TTL_MS).toISOString(),
-  );
-  const a = new WorkerRegistry({ db: store.db, logger, now: time.now, ttlMs: TTL_MS });
-  await a.start();
-  t.teardown(() => a.stop());
+  const a = await besideRow(t, store, time, remote);
   t.same(a.live(), [remote, a.id].sort(), 'a live remote worker counts');
   t.equal(a.share(['k1', 'k2']).size, 1, 'and takes its share');
   time.move(TTL_MS + 1);
@@ -117,15 +129,7 @@ t.test(
     // The pid of a process that has exited (and was reaped): gone on this host.
     const child = spawnSync(process.execPath, ['-e', '0']);
     const dead = `${os.hostname()}/${child.pid}/ZyXwVuTsRq`;
-    await beatWorker(
-      store.db,
-      dead,
-      time.now().toISOString(),
-      new Date(time.now().getTime() + TTL_MS).toISOString(),
-    );
-    const a = new WorkerRegistry({ db: store.db, logger, now: time.now, ttlMs: TTL_MS });
-    await a.start();
-    t.teardown(() => a.stop());
+    const a = await besideRow(t, store, time, dead);
     t.same(a.live(), [a.id], 'not counted, though its row has not expired');
     const rows = await store.db.selectFrom('workers').select('id').execute();
     t.same(
