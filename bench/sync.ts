@@ -8,6 +8,12 @@
  * Targets (issue 12): first sync at 0.5x the floor or better; the re-sync 5x faster than the
  * first; peak RSS at the largest size within 1.3x of the smallest.
  * SYNC_BENCH_SIZES=10000,100000 (default) picks the sizes.
+ *
+ * Then, on PostgreSQL (issue 25: two integrations syncing at once finish in 0.7x the time of
+ * running them one after the other or less): two feed integrations of SYNC_BENCH_PG_SIZE
+ * products each (50,000; distinct SKUs), first synced one after the other, then, on a fresh
+ * database, both at once, each sync a CLI child as above; the figure is the wall time of the
+ * pair. SYNC_BENCH_POSTGRES=0 leaves it out.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +28,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { createIntegration } from '../src/domain/integrations/integrations.js';
 import { SecretBox } from '../src/domain/integrations/secret-box.js';
 import { platformSources } from '../src/platforms/index.js';
+import { startPgCluster } from '../test/support/postgres.js';
 import type { Benchmark } from './benchmark.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url)); // build/bench
@@ -31,13 +38,13 @@ const WORK = path.join(HERE, '../../bench/.work');
 const MB = 1024 * 1024;
 const n = (v: number) => Math.round(v).toLocaleString('en');
 
-function writeFeed(file: string, size: number): void {
+function writeFeed(file: string, size: number, prefix = 'SKU'): void {
   const fd = fs.openSync(file, 'w');
   let chunk = '';
   for (let i = 1; i <= size; i++) {
     const group = i % 4 === 0 ? { item_group_id: `G${i - (i % 8)}`, size: `S${i % 8}` } : {};
     chunk += `${JSON.stringify({
-      id: `SKU-${i}`,
+      id: `${prefix}-${i}`,
       title: `Synthetic product ${i}`,
       description: `Product ${i}, a synthetic item for the sync benchmark.`,
       link: `https://shop.example.com/p/${i}`,
@@ -100,6 +107,91 @@ function runChild(args: string[], env: Record<string, string>) {
   });
 }
 
+/** Migrates the store `config` names and makes a feed integration per URL; their ids. */
+async function feedIntegrations(
+  config: ReturnType<typeof loadConfig>,
+  urls: string[],
+): Promise<{ id: string }[]> {
+  const store = openStore(config);
+  try {
+    await migrateToLatest(store.db);
+    const env = {
+      db: store.db,
+      box: new SecretBox(config),
+      sources: platformSources,
+      logger: pino({ level: 'silent' }),
+      now: () => new Date(),
+      allowPrivate: true,
+      defaultCurrency: 'USD',
+    };
+    const made = [];
+    for (const url of urls) {
+      made.push(await createIntegration(env, store.db, { platform: 'feed', settings: { url } }));
+    }
+    return made;
+  } finally {
+    await store.close();
+  }
+}
+
+/** One `integrations sync ID --json` child that must create `size` products; its run. */
+async function firstSync(id: string, size: number, env: Record<string, string>) {
+  const out = await runChild([CLI, 'integrations', 'sync', id, '--json'], env);
+  const run = JSON.parse(out.stdout) as { status: string; created: number; duration_ms: number };
+  if (run.status !== 'succeeded' || run.created !== size) throw new Error(`sync: ${out.stdout}`);
+  return run;
+}
+
+/**
+ * Two feed integrations on PostgreSQL, synced one after the other, then (on a fresh database)
+ * both at once: the wall time of each pair.
+ */
+async function measureTwoAtOncePg(size: number) {
+  const dir = path.join(WORK, `sync-pg-${size}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const files = ['A', 'B'].map((prefix) => {
+    const file = path.join(dir, `${prefix}.jsonl`);
+    writeFeed(file, size, `SKU-${prefix}`);
+    return file;
+  });
+  const served = await Promise.all(files.map((file) => serveFile(file)));
+  const cluster = await startPgCluster();
+  try {
+    const pair = async (name: string, together: boolean) => {
+      await cluster.admin(`create database ${name}`);
+      const url = cluster.url(name);
+      const config = loadConfig({
+        DATA_DIR: path.join(dir, name),
+        DATABASE_URL: url,
+        ALLOW_PRIVATE_TARGETS: 'true',
+      });
+      const ids = await feedIntegrations(
+        config,
+        served.map((s) => s.url),
+      );
+      const env = {
+        DATA_DIR: config.DATA_DIR,
+        DATABASE_URL: url,
+        ALLOW_PRIVATE_TARGETS: 'true',
+        LOG_LEVEL: 'warn',
+        PUBLIC_DIR: path.join(dir, name, 'public'),
+      };
+      const started = performance.now();
+      if (together) await Promise.all(ids.map(({ id }) => firstSync(id, size, env)));
+      else for (const { id } of ids) await firstSync(id, size, env);
+      return performance.now() - started;
+    };
+    const apart = await pair('apart', false);
+    const together = await pair('together', true);
+    return { apart, together };
+  } finally {
+    cluster.destroy();
+    await Promise.all(served.map((s) => s.close()));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 interface Measured {
   size: number;
   floor: { perSecond: number; rssMb: number };
@@ -128,22 +220,7 @@ async function measure(size: number): Promise<Measured> {
     };
 
     const config = loadConfig({ DATA_DIR: path.join(dir, 'data'), ALLOW_PRIVATE_TARGETS: 'true' });
-    const store = openStore(config);
-    await migrateToLatest(store.db);
-    const integration = await createIntegration(
-      {
-        db: store.db,
-        box: new SecretBox(config),
-        sources: platformSources,
-        logger: pino({ level: 'silent' }),
-        now: () => new Date(),
-        allowPrivate: true,
-        defaultCurrency: 'USD',
-      },
-      store.db,
-      { platform: 'feed', settings: { url: served.url } },
-    );
-    await store.close();
+    const integration = (await feedIntegrations(config, [served.url]))[0]!;
     const env = {
       DATA_DIR: config.DATA_DIR,
       ALLOW_PRIVATE_TARGETS: 'true',
@@ -220,6 +297,14 @@ export const syncBenchmark: Benchmark = {
       const rss = (m: Measured) => Math.max(m.first.rssMb, m.again.rssMb);
       console.log(
         `peak RSS ${n(large.size)} vs ${n(small.size)}: ${n(rss(large))} MB vs ${n(rss(small))} MB = ${(rss(large) / rss(small)).toFixed(2)}x (target <= 1.3x)`,
+      );
+    }
+    if (process.env.SYNC_BENCH_POSTGRES !== '0') {
+      const size = Number(process.env.SYNC_BENCH_PG_SIZE ?? 50_000);
+      const { apart, together } = await measureTwoAtOncePg(size);
+      const ratio = together / apart;
+      console.log(
+        `PostgreSQL, two integrations of ${n(size)} products each: one after the other ${n(apart)} ms, both at once ${n(together)} ms: ${ratio.toFixed(2)}x (target <= 0.7x: ${ratio <= 0.7 ? 'met' : 'MISSED'})`,
       );
     }
   },
