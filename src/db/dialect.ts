@@ -71,9 +71,10 @@ export interface DialectSql {
   suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
   /**
    * Lifts the statement timeout for the rest of a transaction (`store copy` streams a whole
-   * table through one statement). SQLite has none.
+   * table through one statement), or sets it to `ms` (a sync's apply, which may wait for
+   * another's catalogue lock, bounded by its own deadline). SQLite has none.
    */
-  allowLongStatements(trx: QueryExecutorProvider): Promise<void>;
+  allowLongStatements(trx: QueryExecutorProvider, ms?: number): Promise<void>;
   /**
    * The column, written so the planner does not pick an index on it (SQLite's unary plus;
    * PostgreSQL's planner costs its choices itself, so the column as it is).

@@ -74,8 +74,11 @@ export const postgresMultiProcessSql: Pick<
     return keys;
   },
   // SET LOCAL: for this transaction only; the pool's connection keeps its statement_timeout.
-  allowLongStatements: async (trx) => {
-    await sql`set local statement_timeout = 0`.execute(trx);
+  allowLongStatements: async (trx, ms = 0) => {
+    // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
+    const limit = Math.max(0, Math.ceil(ms));
+    if (!Number.isSafeInteger(limit)) throw new Error(`statement timeout ${ms} ms is not a number`);
+    await sql`set local statement_timeout = ${sql.raw(String(limit))}`.execute(trx);
   },
   // USER: the schema's triggers, not the ones that enforce foreign keys. DDL is transactional
   // here, so a copy that fails leaves them on.

@@ -16,6 +16,7 @@ import {
   updateIntegrationRow,
   updateSyncRun,
 } from '../../db/queries/integrations.js';
+import { dialectOf } from '../../db/dialect.js';
 import { lockCatalogueWrites } from '../../db/queries/products.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
@@ -244,7 +245,10 @@ async function runSync(
   const counts = newCounts();
   let outcome: Outcome;
   try {
-    outcome = await readStageAndApply(env, integration, run, controller.signal, counts, options);
+    outcome = await readStageAndApply(env, integration, run, controller.signal, counts, {
+      ...options,
+      deadlineAt: Date.now() + timeoutS * 1000,
+    });
   } catch (err) {
     const reason: unknown = controller.signal.reason;
     const error = controller.signal.aborted
@@ -309,7 +313,7 @@ async function readStageAndApply(
   run: SyncRunRow,
   signal: AbortSignal,
   counts: SyncCounts,
-  options: SyncOptions,
+  options: SyncOptions & { deadlineAt: number },
 ): Promise<Outcome> {
   const settings = JSON.parse(integration.settings) as Record<string, unknown>;
   await guardTargets(
@@ -381,6 +385,10 @@ async function readStageAndApply(
     const recorded = await withTransaction(env.db, async (trx) => {
       // Ours still (another process may have taken the run for dead): lock it to the end.
       const current = await claimRun(trx, run);
+      // Waiting for another sync's apply (it holds the catalogue lock to its commit) and this
+      // apply's own statements are bounded by the run's deadline, not by the store's
+      // statement timeout, which is for one request's query.
+      await dialectOf(trx).allowLongStatements(trx, Math.max(1, options.deadlineAt - Date.now()));
       // Products and mappings are decided on below: the catalogue's write lock first.
       await lockCatalogueWrites(trx);
       const active = await countActiveMappedProducts(trx, integration.id);
