@@ -251,16 +251,20 @@ async function runSync(
     });
   } catch (err) {
     const reason: unknown = controller.signal.reason;
+    // Not the platform's fault, nor the merchant's: reading, staging or applying failed here
+    // (the store refused a statement, say), and the server log says which.
+    const unexpected =
+      !controller.signal.aborted &&
+      !(err instanceof SourceError) &&
+      failureMessage(err).startsWith('unexpected');
     const error = controller.signal.aborted
       ? reason instanceof DeadlinePassed
         ? `${reason.message}; nothing was applied`
         : 'stopped: the server shut down during the sync; nothing was applied'
-      : failureMessage(err);
-    if (
-      !controller.signal.aborted &&
-      !(err instanceof SourceError) &&
-      failureMessage(err).startsWith('unexpected')
-    ) {
+      : unexpected
+        ? 'unexpected error during the sync; nothing was applied (see the server log)'
+        : failureMessage(err);
+    if (unexpected) {
       env.logger.error({ err, integration: integration.id, sync: run.id }, 'sync failed');
     }
     outcome = {
@@ -387,8 +391,9 @@ async function readStageAndApply(
       const current = await claimRun(trx, run);
       // Waiting for another sync's apply (it holds the catalogue lock to its commit) and this
       // apply's own statements are bounded by the run's deadline, not by the store's
-      // statement timeout, which is for one request's query.
-      await dialectOf(trx).allowLongStatements(trx, Math.max(1, options.deadlineAt - Date.now()));
+      // statement timeout, which is for one request's query; a second past it, so that the
+      // deadline is what the run reports.
+      await dialectOf(trx).allowLongStatements(trx, options.deadlineAt - Date.now() + 1_000);
       // Products and mappings are decided on below: the catalogue's write lock first.
       await lockCatalogueWrites(trx);
       const active = await countActiveMappedProducts(trx, integration.id);

@@ -7,12 +7,12 @@
  * pass of `make test`.
  */
 import { sql } from 'kysely';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { openStore } from '../../../src/db/store.js';
 import { startFeedServer } from '../../support/feed-server.js';
 import { feedProduct, jsonl } from '../../support/integrations.js';
 import { waitUntil } from '../../support/receiver.js';
-import { startTestServer } from '../../support/server.js';
+import { startTestServer, type TestServer } from '../../support/server.js';
 import { freshDatabaseUrl, onPostgres } from '../../support/store.js';
 
 /** The store's statement timeout in this test (ms): the lock is held well past it. */
@@ -24,52 +24,9 @@ if (!onPostgres()) {
   t.test(
     "a sync waits past the statement timeout for another transaction's catalogue lock, then applies",
     async (t) => {
-      const url = await freshDatabaseUrl({ statement_timeout: String(STATEMENT_TIMEOUT_MS) });
-      const feeds = await startFeedServer(t);
-      feeds.set('/a.jsonl', jsonl([feedProduct('A'), feedProduct('B')]));
-      const server = await startTestServer(t, {
-        ALLOW_PRIVATE_TARGETS: 'true',
-        DATABASE_URL: url,
-      });
-      const created = await server.request('POST', '/v1/integrations', {
-        body: { platform: 'feed', settings: { url: feeds.url('/a.jsonl') } },
-      });
-      t.equal(created.status, 201);
-      const id = created.body.id as string;
-
-      // Another writer of the whole catalogue (a bulk write, another sync's apply) holds the
-      // lock in a transaction of its own.
-      const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
-      t.teardown(() => other.close());
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const holding = other.db.transaction().execute(async (trx) => {
-        await sql`set local statement_timeout = 0`.execute(trx);
-        await sql`lock table products in share row exclusive mode`.execute(trx);
-        await released;
-      });
-
-      const started = await server.request('POST', `/v1/integrations/${id}/sync`);
-      t.equal(started.status, 202, 'the sync starts');
-      // Its apply waits on the lock: seen in pg_locks, not guessed from a sleep.
-      await waitUntil(
-        'the apply to wait for the catalogue lock',
-        async () => {
-          const { rows } = await sql<{ n: string }>`select count(*) as n from pg_locks l
-            join pg_class c on c.oid = l.relation
-            where c.relname = 'products' and not l.granted`.execute(other.db);
-          return Number(rows[0]!.n) > 0;
-        },
-        30_000,
-      );
+      const { url, server, id } = await feedIntegration(t, {});
       // Held three times the statement timeout: a wait bounded by it would be cancelled.
-      await new Promise((resolve) => setTimeout(resolve, STATEMENT_TIMEOUT_MS * 3));
-      release();
-      await holding;
-
-      // Still running (the wait held), or ended already (it failed): the run as recorded.
-      await server.server.deps.integrations!.settled(started.body.id as string);
-      const run = (await server.request('GET', `/v1/integrations/${id}/sync/status`)).body.last;
+      const run = await syncWhileLocked(t, server, url, id, STATEMENT_TIMEOUT_MS * 3);
       t.match(
         run,
         { status: 'succeeded', created: 2 },
@@ -77,4 +34,78 @@ if (!onPostgres()) {
       );
     },
   );
+
+  t.test(
+    'a sync still waiting for the lock at its deadline fails with the deadline, having applied nothing',
+    async (t) => {
+      const { url, server, id } = await feedIntegration(t, { timeout_s: 1 });
+      const run = await syncWhileLocked(t, server, url, id, 3_000);
+      t.match(run, {
+        status: 'failed',
+        created: 0,
+        error:
+          'the sync ran past its time limit of 1 s (settings.timeout_s) and was stopped; nothing was applied',
+      });
+      const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+      t.teardown(() => store.close());
+      const products = await sql<{ n: string }>`select count(*) as n from products`.execute(
+        store.db,
+      );
+      t.equal(Number(products.rows[0]!.n), 0, 'no product written');
+    },
+  );
+}
+
+/** A serve on a fresh database with a short statement timeout, and a feed integration of two products. */
+async function feedIntegration(t: Test, settings: Record<string, unknown>) {
+  const url = await freshDatabaseUrl({ statement_timeout: String(STATEMENT_TIMEOUT_MS) });
+  const feeds = await startFeedServer(t);
+  feeds.set('/a.jsonl', jsonl([feedProduct('A'), feedProduct('B')]));
+  const server = await startTestServer(t, { ALLOW_PRIVATE_TARGETS: 'true', DATABASE_URL: url });
+  const created = await server.request('POST', '/v1/integrations', {
+    body: { platform: 'feed', settings: { url: feeds.url('/a.jsonl'), ...settings } },
+  });
+  t.equal(created.status, 201);
+  return { url, server, id: created.body.id as string };
+}
+
+/**
+ * Starts a sync while another transaction (a bulk write, another sync's apply) holds the
+ * catalogue lock; releases it `holdMs` after the sync's apply is seen waiting for it (in
+ * pg_locks, not guessed from a sleep); the run as recorded once it ended.
+ */
+async function syncWhileLocked(
+  t: Test,
+  server: TestServer,
+  url: string,
+  id: string,
+  holdMs: number,
+) {
+  const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+  t.teardown(() => other.close());
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const holding = other.db.transaction().execute(async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    await sql`lock table products in share row exclusive mode`.execute(trx);
+    await released;
+  });
+  const started = await server.request('POST', `/v1/integrations/${id}/sync`);
+  t.equal(started.status, 202, 'the sync starts');
+  await waitUntil(
+    'the apply to wait for the catalogue lock',
+    async () => {
+      const { rows } = await sql<{ n: string }>`select count(*) as n from pg_locks l
+        join pg_class c on c.oid = l.relation
+        where c.relname = 'products' and not l.granted`.execute(other.db);
+      return Number(rows[0]!.n) > 0;
+    },
+    30_000,
+  );
+  await new Promise((resolve) => setTimeout(resolve, holdMs));
+  release();
+  await holding;
+  // Still running (the wait held), or ended already (it failed): the run as recorded.
+  await server.server.deps.integrations!.settled(started.body.id as string);
+  return (await server.request('GET', `/v1/integrations/${id}/sync/status`)).body.last;
 }
