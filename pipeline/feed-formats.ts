@@ -67,8 +67,8 @@ function csvFormatter(profile: Pick<FlatProfile, 'columns' | 'groups'>): FeedFor
         for (let i = 0; i <= last; i++) {
           const c = columns[i]!;
           const value = r[c]!;
-          // The usual value is text: no call for it.
-          out += csvCell(typeof value === 'string' ? value : cell(c, value));
+          // The usual value is text (no call for it), often empty (no test for it).
+          if (value !== '') out += csvCell(typeof value === 'string' ? value : cell(c, value));
           out += i === last ? '\n' : ',';
         }
       }
