@@ -76,6 +76,14 @@ export interface DialectSql {
    */
   allowLongStatements(trx: QueryExecutorProvider, ms?: number): Promise<void>;
   /**
+   * Plans each statement of the rest of a transaction for its own values and the tables as
+   * they are, never from a plan cached for the prepared statement (PostgreSQL's
+   * `plan_cache_mode = force_custom_plan`): for a bulk write whose tables grow within it (a
+   * sync's apply of a fresh catalogue), where a generic plan made while they were small scans
+   * them whole at every batch. SQLite plans each run already.
+   */
+  planEachRun(trx: QueryExecutorProvider): Promise<void>;
+  /**
    * The column, written so the planner does not pick an index on it (SQLite's unary plus;
    * PostgreSQL's planner costs its choices itself, so the column as it is).
    */

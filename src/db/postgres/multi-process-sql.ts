@@ -18,6 +18,7 @@ export const postgresMultiProcessSql: Pick<
   | 'primaryKeys'
   | 'suspendTriggers'
   | 'allowLongStatements'
+  | 'planEachRun'
 > = {
   lockSkipLocked: (query) => query.forUpdate().skipLocked(),
   lockForUpdate: (query) => query.forUpdate(),
@@ -79,6 +80,9 @@ export const postgresMultiProcessSql: Pick<
     const limit = Math.max(0, Math.ceil(ms));
     if (!Number.isSafeInteger(limit)) throw new Error(`statement timeout ${ms} ms is not a number`);
     await sql`set local statement_timeout = ${sql.raw(String(limit))}`.execute(trx);
+  },
+  planEachRun: async (trx) => {
+    await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);
   },
   // USER: the schema's triggers, not the ones that enforce foreign keys. DDL is transactional
   // here, so a copy that fails leaves them on.

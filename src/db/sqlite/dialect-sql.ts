@@ -50,6 +50,7 @@ export const sqliteSql: DialectSql = {
     return keys;
   },
   allowLongStatements: async () => {},
+  planEachRun: async () => {},
   // SQLite cannot switch a trigger off: drop them and create them again, in the transaction.
   suspendTriggers: async (trx) => {
     const { rows } = await sql<{ name: string; sql: string }>`

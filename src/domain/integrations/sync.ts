@@ -394,6 +394,10 @@ async function readStageAndApply(
       // statement timeout, which is for one request's query; a second past it, so that the
       // deadline is what the run reports.
       await dialectOf(trx).allowLongStatements(trx, options.deadlineAt - Date.now() + 1_000);
+      // Products and mappings grow as the apply writes them: each batch's lookups planned for
+      // the tables as they are then (bench sync, PostgreSQL, two of 20,000 products one after
+      // the other: 44.2 s with the prepared statements' cached plans, 30.4 s planned each run).
+      await dialectOf(trx).planEachRun(trx);
       // Products and mappings are decided on below: the catalogue's write lock first.
       await lockCatalogueWrites(trx);
       const active = await countActiveMappedProducts(trx, integration.id);
