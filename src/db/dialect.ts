@@ -71,8 +71,8 @@ export interface DialectSql {
   suspendTriggers(trx: QueryExecutorProvider): Promise<() => Promise<void>>;
   /**
    * Lifts the statement timeout for the rest of a transaction (`store copy` streams a whole
-   * table through one statement), or sets it to `ms` (a sync's apply, which may wait for
-   * another's catalogue lock, bounded by its own deadline). SQLite has none.
+   * table through one statement), or sets it to `ms`, at least 1 (a sync's apply, which may
+   * wait for another's catalogue lock, bounded by its own deadline). SQLite has none.
    */
   allowLongStatements(trx: QueryExecutorProvider, ms?: number): Promise<void>;
   /**

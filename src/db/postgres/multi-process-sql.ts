@@ -77,7 +77,8 @@ export const postgresMultiProcessSql: Pick<
   // SET LOCAL: for this transaction only; the pool's connection keeps its statement_timeout.
   allowLongStatements: async (trx, ms = 0) => {
     // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
-    const limit = Math.max(0, Math.ceil(ms));
+    // 0 lifts the limit; a limit already spent is 1 ms, never 0.
+    const limit = ms === 0 ? 0 : Math.max(1, Math.ceil(ms));
     if (!Number.isSafeInteger(limit)) throw new Error(`statement timeout ${ms} ms is not a number`);
     await sql`set local statement_timeout = ${sql.raw(String(limit))}`.execute(trx);
   },
