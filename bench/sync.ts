@@ -134,12 +134,47 @@ async function feedIntegrations(
   }
 }
 
-/** One `integrations sync ID --json` child that must create `size` products; its run. */
+/**
+ * The environment of a sync child: its store (`DATA_DIR`, `DATABASE_URL`) and the bench's knobs
+ * (SYNC_BATCH_SIZE; SYNC_BENCH_NODE_OPTIONS: Node flags for the syncs, a heap limit, say).
+ */
+function syncEnv(store: Record<string, string>, publicDir: string): Record<string, string> {
+  return {
+    ...store,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'warn',
+    PUBLIC_DIR: publicDir,
+    ...(process.env.SYNC_BATCH_SIZE ? { SYNC_BATCH_SIZE: process.env.SYNC_BATCH_SIZE } : {}),
+    ...(process.env.SYNC_BENCH_NODE_OPTIONS
+      ? { NODE_OPTIONS: process.env.SYNC_BENCH_NODE_OPTIONS }
+      : {}),
+  };
+}
+
+/**
+ * One `integrations sync ID --json` child, which must succeed having read `size` items; its
+ * run and peak RSS. SYNC_BENCH_PROFILE=DIR writes a CPU profile of each sync there.
+ */
+async function syncChild(id: string, size: number, env: Record<string, string>) {
+  const profile = process.env.SYNC_BENCH_PROFILE;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const out = await runChild([...flags, CLI, 'integrations', 'sync', id, '--json'], env);
+  const run = JSON.parse(out.stdout) as {
+    duration_ms: number;
+    fetched: number;
+    created: number;
+    unchanged: number;
+    status: string;
+  };
+  if (run.status !== 'succeeded' || run.fetched !== size) throw new Error(`sync: ${out.stdout}`);
+  return { run, rssMb: out.peakMb };
+}
+
+/** A first sync: every item created. */
 async function firstSync(id: string, size: number, env: Record<string, string>) {
-  const out = await runChild([CLI, 'integrations', 'sync', id, '--json'], env);
-  const run = JSON.parse(out.stdout) as { status: string; created: number; duration_ms: number };
-  if (run.status !== 'succeeded' || run.created !== size) throw new Error(`sync: ${out.stdout}`);
-  return run;
+  const synced = await syncChild(id, size, env);
+  if (synced.run.created !== size) throw new Error(`first sync created ${synced.run.created}`);
+  return synced;
 }
 
 /**
@@ -170,13 +205,10 @@ async function measureTwoAtOncePg(size: number) {
         config,
         served.map((s) => s.url),
       );
-      const env = {
-        DATA_DIR: config.DATA_DIR,
-        DATABASE_URL: url,
-        ALLOW_PRIVATE_TARGETS: 'true',
-        LOG_LEVEL: 'warn',
-        PUBLIC_DIR: path.join(dir, name, 'public'),
-      };
+      const env = syncEnv(
+        { DATA_DIR: config.DATA_DIR, DATABASE_URL: url },
+        path.join(dir, name, 'public'),
+      );
       const started = performance.now();
       if (together) await Promise.all(ids.map(({ id }) => firstSync(id, size, env)));
       else for (const { id } of ids) await firstSync(id, size, env);
@@ -221,39 +253,9 @@ async function measure(size: number): Promise<Measured> {
 
     const config = loadConfig({ DATA_DIR: path.join(dir, 'data'), ALLOW_PRIVATE_TARGETS: 'true' });
     const integration = (await feedIntegrations(config, [served.url]))[0]!;
-    const env = {
-      DATA_DIR: config.DATA_DIR,
-      ALLOW_PRIVATE_TARGETS: 'true',
-      LOG_LEVEL: 'warn',
-      PUBLIC_DIR: path.join(dir, 'public'),
-      ...(process.env.SYNC_BATCH_SIZE ? { SYNC_BATCH_SIZE: process.env.SYNC_BATCH_SIZE } : {}),
-      // SYNC_BENCH_NODE_OPTIONS: Node flags for the syncs (a heap limit, say).
-      ...(process.env.SYNC_BENCH_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.SYNC_BENCH_NODE_OPTIONS }
-        : {}),
-    };
-    const sync = async () => {
-      // SYNC_BENCH_PROFILE=DIR writes a CPU profile of each sync there.
-      const profile = process.env.SYNC_BENCH_PROFILE;
-      const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
-      const out = await runChild(
-        [...flags, CLI, 'integrations', 'sync', integration.id, '--json'],
-        env,
-      );
-      const run = JSON.parse(out.stdout) as {
-        duration_ms: number;
-        fetched: number;
-        created: number;
-        unchanged: number;
-        status: string;
-      };
-      if (run.status !== 'succeeded' || run.fetched !== size)
-        throw new Error(`sync: ${out.stdout}`);
-      return { run, rssMb: out.peakMb };
-    };
-    const first = await sync();
-    if (first.run.created !== size) throw new Error(`first sync created ${first.run.created}`);
-    const again = await sync();
+    const env = syncEnv({ DATA_DIR: config.DATA_DIR }, path.join(dir, 'public'));
+    const first = await firstSync(integration.id, size, env);
+    const again = await syncChild(integration.id, size, env);
     if (again.run.unchanged !== size) throw new Error(`re-sync: ${again.run.unchanged} unchanged`);
     return {
       size,
