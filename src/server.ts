@@ -463,7 +463,7 @@ function syncScheduleService(parts: Parts): Service {
         cron: parts.config.SYNC_CRON,
         logger: parts.logger,
         now: parts.deps.now,
-        share: (ids) => parts.workers.share(ids),
+        workers: parts.workers,
         ...(typeof options.syncSchedule === 'object' ? options.syncSchedule : {}),
       });
     },

@@ -4,6 +4,7 @@ import { listAllIntegrationRows } from '../../db/queries/integrations.js';
 import { AppError } from '../../errors.js';
 import type { SyncRunner } from './sync.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
+import type { WorkShare } from '../workers/registry.js';
 
 export interface SyncScheduler {
   /**
@@ -21,7 +22,7 @@ const LOOK_BACK_S = 300;
  * Syncs on SYNC_CRON inside `serve`. The schedule is read against the injected clock (so a
  * test moves time instead of waiting for it); an integration whose sync is still running
  * (here or in another process) is skipped until the next match. With several processes on one
- * store, each starts the syncs of its share of the integrations (`share`), so they spread
+ * store, each starts the syncs of its share of the integrations (`workers`), so they spread
  * over the processes instead of all going to the first to see the match.
  */
 export function startSyncScheduler(options: {
@@ -31,11 +32,8 @@ export function startSyncScheduler(options: {
   now: () => Date;
   /** How often the clock is read (default every second; 0: only when tick() is called). */
   intervalMs?: number;
-  /**
-   * The integrations this process syncs on schedule, among several processes
-   * (WorkerRegistry.share; default: all of them).
-   */
-  share?: (ids: readonly string[]) => Set<string>;
+  /** The integrations this process syncs on schedule, among several (default: all of them). */
+  workers?: WorkShare;
 }): SyncScheduler {
   const { runner, logger, now } = options;
   const task = createTask(options.cron, () => undefined, { name: 'agentshelf-sync' });
@@ -59,7 +57,7 @@ export function startSyncScheduler(options: {
       (row) => row.status !== 'disconnected',
     );
     // Each live process starts its share: the syncs of one match run side by side.
-    const mine = options.share?.(rows.map((row) => row.id));
+    const mine = options.workers?.share(rows.map((row) => row.id));
     for (const row of rows) {
       if (stopped) break;
       if (mine && !mine.has(row.id)) continue;

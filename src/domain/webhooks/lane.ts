@@ -62,6 +62,8 @@ export class DeliveryLane {
   private stopRequested = false;
   private stale = true;
   private fed = false;
+  /** The endpoint's event cursor when the lane last looked (see feedTo). */
+  private eventCursor: number;
   private idle = false;
   private wake: (() => void) | undefined;
   private agents: ReturnType<typeof createEndpointAgents>;
@@ -73,6 +75,7 @@ export class DeliveryLane {
     webhook: WebhookRow,
   ) {
     this.webhook = webhook;
+    this.eventCursor = webhook.event_cursor;
     this.agents = createEndpointAgents(host.ctx.config.ALLOW_PRIVATE_TARGETS);
   }
 
@@ -81,8 +84,14 @@ export class DeliveryLane {
     return this;
   }
 
-  /** New deliveries were queued: an idle lane reads its queue again (a waiting one keeps waiting). */
-  feed(): void {
+  /**
+   * The endpoint's event cursor as the outbox's fan-out (this process's or another's) left it:
+   * past what the lane last saw, deliveries may have been queued, and an idle lane reads its
+   * queue again (a waiting one keeps waiting).
+   */
+  feedTo(eventCursor: number): void {
+    if (eventCursor <= this.eventCursor) return;
+    this.eventCursor = eventCursor;
     this.fed = true;
     if (this.idle) this.wake?.();
   }

@@ -11,10 +11,8 @@ import { newSortableId } from '../../ids.js';
 import { eventFilterOf } from './webhooks.js';
 
 export interface FanOutResult {
-  /** The active endpoints, as read in the fan-out's transaction. */
+  /** The active endpoints, as read in the fan-out's transaction, cursors moved past the batch. */
   webhooks: WebhookRow[];
-  /** Endpoints that got new deliveries. */
-  fed: Set<string>;
   /** A full batch was read: more events may be waiting. */
   more: boolean;
 }
@@ -38,11 +36,10 @@ export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promis
     // One fan-out at a time across processes, and no outbox write in flight below it.
     await dialectOf(trx).lockTableWrites(trx, 'events');
     const webhooks = await listActiveWebhookRows(trx);
-    const fed = new Set<string>();
-    if (webhooks.length === 0) return { webhooks, fed, more: false };
+    if (webhooks.length === 0) return { webhooks, more: false };
     const from = Math.min(...webhooks.map((w) => w.event_cursor));
     const events = await listEventHeadsAfter(trx, from, batchSize);
-    if (events.length === 0) return { webhooks, fed, more: false };
+    if (events.length === 0) return { webhooks, more: false };
     const created = now.toISOString();
     // Ids that sort by time: the unique index on id grows at its end, not at random pages.
     const nowMs = now.getTime();
@@ -67,7 +64,6 @@ export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promis
           next_attempt_at: created,
           created_at: created,
         });
-        fed.add(webhook.id);
       }
     }
     await insertDeliveries(trx, rows);
@@ -79,6 +75,6 @@ export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promis
     await lockWebhookRows(trx, ids);
     await advanceEventCursor(trx, ids, last);
     for (const w of webhooks) w.event_cursor = Math.max(w.event_cursor, last);
-    return { webhooks, fed, more: events.length === batchSize };
+    return { webhooks, more: events.length === batchSize };
   });
 }

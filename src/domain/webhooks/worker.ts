@@ -7,6 +7,7 @@ import { DeliveryLane, type LaneHost } from './lane.js';
 import { LeaseKeeper } from './lease.js';
 import { PollingWorker } from '../../runtime/polling-worker.js';
 import { fanOutEvents } from './outbox.js';
+import type { WorkShare } from '../workers/registry.js';
 import type { WebhookDelivery } from './schemas.js';
 
 /**
@@ -28,11 +29,6 @@ export const DELIVERY_RETENTION_DAYS = 30;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** Deliveries deleted per tick while a purge runs, so lanes keep their turn. */
 const PURGE_CHUNK = 2_000;
-
-/** Which of the keys (endpoint ids) fall to this process (WorkerRegistry.share). */
-export interface WorkShare {
-  share(keys: readonly string[]): Set<string>;
-}
 
 export interface WebhookWorkerOptions {
   /** How often the outbox is read when nothing signals new events (default 200 ms). */
@@ -66,8 +62,6 @@ export class WebhookWorker {
   private readonly lanes = new Map<string, DeliveryLane>();
   /** Lanes stopping (their attempt under way finishing, their leases given back). */
   private readonly retiring = new Map<DeliveryLane, Promise<void>>();
-  /** Each lane's endpoint's event cursor when last seen: a move means deliveries queued. */
-  private readonly cursors = new Map<string, number>();
   /** The endpoints this process delivers to, as last logged. */
   private mine = '';
   private readonly workers: WorkShare | undefined;
@@ -148,13 +142,8 @@ export class WebhookWorker {
 
   /** One pass: queue new events, match lanes to the active endpoints, purge old logs. */
   private async tick(): Promise<boolean> {
-    const { webhooks, fed, more } = await fanOutEvents(
-      this.ctx.db,
-      this.fanOutBatch,
-      this.ctx.now(),
-    );
+    const { webhooks, more } = await fanOutEvents(this.ctx.db, this.fanOutBatch, this.ctx.now());
     this.syncLanes(webhooks);
-    for (const id of fed) this.lanes.get(id)?.feed();
     const now = this.ctx.now().getTime();
     if (this.purging || now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
@@ -172,7 +161,6 @@ export class WebhookWorker {
     for (const [id, lane] of this.lanes) {
       if (!active.has(id)) {
         this.lanes.delete(id);
-        this.cursors.delete(id);
         this.retire(lane);
       }
     }
@@ -194,16 +182,12 @@ export class WebhookWorker {
         // One lane an endpoint: a new one starts once the last has stopped (and given back
         // its leases), never beside it.
         if ([...this.retiring.keys()].some((l) => l.webhook.id === webhook.id)) continue;
-        this.cursors.set(webhook.id, webhook.event_cursor);
         this.lanes.set(webhook.id, new DeliveryLane(this.laneHost(), webhook).start());
         continue;
       }
       if (!sameDeliverySettings(lane.webhook, webhook)) lane.update(webhook);
-      if (webhook.event_cursor > (this.cursors.get(webhook.id) ?? 0)) {
-        // Another process (or our own fan-out) queued deliveries for it.
-        this.cursors.set(webhook.id, webhook.event_cursor);
-        lane.feed();
-      }
+      // Our own fan-out or another process's may have queued deliveries for it.
+      lane.feedTo(webhook.event_cursor);
     }
   }
 

@@ -28,6 +28,12 @@ export interface WorkerRegistryOptions {
   ttlMs: number;
 }
 
+/** This process's share of work any live process could take (a WorkerRegistry, in serve). */
+export interface WorkShare {
+  /** The keys (endpoint ids, integration ids) that fall to this process. */
+  share(keys: readonly string[]): Set<string>;
+}
+
 /**
  * Splits `keys` between `members` (sorted worker ids, `self` among them) and returns the keys
  * that fall to `self`: the keys in order, dealt round the members in order, so each member
@@ -60,7 +66,7 @@ export function shareOf(
  * A worker that stops deletes its row; one killed is no longer counted once its row expires,
  * or at once by a process on the same host, which sees its pid gone.
  */
-export class WorkerRegistry {
+export class WorkerRegistry implements WorkShare {
   readonly id = newOwnerToken();
   private members: string[] = [this.id];
   private readonly poller: PollingWorker;

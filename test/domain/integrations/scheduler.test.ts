@@ -82,15 +82,17 @@ t.test(
     const runner = server.server.deps.integrations!;
     // Two workers, as two serve processes' registries would share (each its own scheduler).
     const members = ['host/1/aaaaaaaaaa', 'host/2/bbbbbbbbbb'];
-    const shares = members.map((self) => (keys: readonly string[]) => shareOf(keys, members, self));
-    const schedulers = shares.map((share) =>
+    const shares = members.map((self) => ({
+      share: (keys: readonly string[]) => shareOf(keys, members, self),
+    }));
+    const schedulers = shares.map((workers) =>
       startSyncScheduler({
         runner,
         cron: '0 * * * *',
         logger: pino({ level: 'silent' }),
         now: clock.now,
         intervalMs: 0,
-        share,
+        workers,
       }),
     );
     t.teardown(() => Promise.all(schedulers.map((s) => s.stop())));
