@@ -7,6 +7,7 @@ import { migrateToLatest } from '../../../src/db/migrate.js';
 import { openStore, type Store } from '../../../src/db/store.js';
 import { beatWorker } from '../../../src/db/queries/workers.js';
 import { shareOf, WorkerRegistry } from '../../../src/domain/workers/registry.js';
+import { clockAt, type TestClock } from '../../support/clock.js';
 import { waitUntil } from '../../support/receiver.js';
 import { testStoreConfig } from '../../support/store.js';
 
@@ -21,16 +22,13 @@ async function migratedStore(t: Test): Promise<Store> {
 }
 
 /** A clock the test moves: every registry of a test reads the same one. */
-function clock(start = Date.UTC(2026, 10, 28, 12)) {
-  let ms = start;
-  return { now: () => new Date(ms), move: (by: number) => (ms += by) };
-}
+const clock = () => clockAt('2026-11-28T12:00:00.000Z');
 
 /** Writes another worker's live row as its heartbeat would, then starts a registry beside it. */
 async function besideRow(
   t: Test,
   store: Store,
-  time: ReturnType<typeof clock>,
+  time: TestClock,
   other: string,
 ): Promise<WorkerRegistry> {
   const at = time.now();
@@ -115,7 +113,7 @@ t.test('a worker that stops beating is dropped once its row expires', async (t) 
   const a = await besideRow(t, store, time, remote);
   t.same(a.live(), [remote, a.id].sort(), 'a live remote worker counts');
   t.equal(a.share(['k1', 'k2']).size, 1, 'and takes its share');
-  time.move(TTL_MS + 1);
+  time.advance((TTL_MS + 1) / 1000);
   await waitUntil('the remote worker dropped', () => a.live().length === 1, 10_000);
   t.same(a.live(), [a.id], 'expired: no longer counted');
   t.same([...a.share(['k1', 'k2'])].sort(), ['k1', 'k2']);
