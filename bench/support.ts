@@ -191,18 +191,26 @@ export function pgClusterCpuSeconds(clusterDir: string): number {
   return seconds;
 }
 
+/** The machine's CPU ticks so far (all cores, from /proc/stat): idle and in all. */
+export function machineTicks(): { idle: number; total: number } {
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const n = ticks.map(Number);
+  return { idle: n[3]! + (n[4] ?? 0), total: n.reduce((a, b) => a + b, 0) };
+}
+
+/** The busy share of the machine's CPU time between two readings of machineTicks. */
+export function busyShareBetween(
+  a: { idle: number; total: number },
+  b: { idle: number; total: number },
+): number {
+  return b.total === a.total ? 0 : 1 - (b.idle - a.idle) / (b.total - a.total);
+}
+
 /** The machine's busy share of CPU time over `ms` (all cores, from /proc/stat). */
 async function busyShare(ms: number): Promise<number> {
-  const read = () => {
-    const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
-    const n = ticks.map(Number);
-    const idle = n[3]! + (n[4] ?? 0);
-    return { idle, total: n.reduce((a, b) => a + b, 0) };
-  };
-  const a = read();
+  const a = machineTicks();
   await new Promise((resolve) => setTimeout(resolve, ms));
-  const b = read();
-  return b.total === a.total ? 0 : 1 - (b.idle - a.idle) / (b.total - a.total);
+  return busyShareBetween(a, machineTicks());
 }
 
 /**

@@ -46,10 +46,14 @@ export interface DialectSql {
    * limit, the outbox's next events): waits for the transactions writing the table to end
    * and keeps new writes out until this one ends (PostgreSQL `LOCK TABLE ... IN SHARE ROW
    * EXCLUSIVE MODE`, which two callers also take in turn; reads go on). SQLite: nothing.
+   * With `waitMs`, waits that long at most (PostgreSQL `lock_timeout`): past it the statement
+   * fails (isLockUnavailable) and its transaction with it, for a caller that would rather come
+   * back later than hold up the writers queued behind its request.
    */
   lockTableWrites(
     trx: Executor,
     table: 'events' | 'webhooks' | 'integrations' | 'products',
+    options?: { waitMs?: number },
   ): Promise<void>;
   /**
    * After rows were copied in with explicit ids (`store copy`): the table's generated-id

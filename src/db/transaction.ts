@@ -95,6 +95,15 @@ export function isTransientConflict(err: unknown): boolean {
 }
 
 /**
+ * Whether an error is a lock PostgreSQL gave up waiting for (55P03, lock_not_available: past
+ * `lock_timeout`, see DialectSql.lockTableWrites' waitMs): the statement failed and its
+ * transaction is rolled back; nothing of it was written.
+ */
+export function isLockUnavailable(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '55P03';
+}
+
+/**
  * Runs a whole transaction (`run` opens and commits it) again when PostgreSQL rolled it back
  * for a transient conflict, up to `tries` times in all; any other error, or the last
  * conflict, is thrown. For writes whose failure costs more than a retry (a record of

@@ -24,9 +24,19 @@ export const postgresMultiProcessSql: Pick<
   lockForUpdate: (query) => query.forUpdate(),
   // A table lock, not an advisory one: writers already hold ROW EXCLUSIVE on a table they
   // write (from their first write to their commit), which SHARE ROW EXCLUSIVE waits for.
-  lockTableWrites: async (trx: Executor, table) => {
+  lockTableWrites: async (trx: Executor, table, options = {}) => {
     const name = checkIdentifier('lockTableWrites', table);
+    const { waitMs } = options;
+    if (waitMs === undefined) {
+      await sql`lock table ${sql.table(name)} in share row exclusive mode`.execute(trx);
+      return;
+    }
+    // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
+    const limit = Math.max(1, Math.ceil(waitMs));
+    if (!Number.isSafeInteger(limit)) throw new Error(`lock wait ${waitMs} ms is not a number`);
+    await sql`set local lock_timeout = ${sql.raw(String(limit))}`.execute(trx);
     await sql`lock table ${sql.table(name)} in share row exclusive mode`.execute(trx);
+    await sql`set local lock_timeout = default`.execute(trx);
   },
   continueSequences: async (db: QueryExecutorProvider, table: string) => {
     const name = checkIdentifier('continueSequences', table);

@@ -2,6 +2,7 @@ import { dialectOf } from '../dialect.js';
 import type { Kysely } from 'kysely';
 import { insertInChunks } from '../insert-in-chunks.js';
 import type { Executor } from '../transaction.js';
+import { joinProductWrites } from './products.js';
 import type {
   Database,
   IntegrationProductRow,
@@ -28,6 +29,45 @@ export async function findIntegrationById(
 ): Promise<IntegrationRow | undefined> {
   const query = db.selectFrom('integrations').selectAll().where('id', '=', id);
   return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
+}
+
+/**
+ * Whether the integration exists, its row kept to the end of the transaction (PostgreSQL FOR
+ * KEY SHARE: a delete waits for this transaction, an apply under lockIntegrationApply does not
+ * hold this one up). For a sync's start, which the one-running-run index decides.
+ */
+export async function lockIntegrationExists(trx: Executor, id: string): Promise<boolean> {
+  const query = trx.selectFrom('integrations').select('id').where('id', '=', id);
+  const locked = dialectOf(trx).name === 'sqlite' ? query : query.forKeyShare();
+  return (await locked.executeTakeFirst()) !== undefined;
+}
+
+/** Transactions and the integrations whose apply they hold (see lockIntegrationApply). */
+const applying = new WeakMap<object, Set<string>>();
+
+/**
+ * Called first in a transaction that applies an integration's items (a sync's apply, an
+ * inbound webhook's change): joins the catalogue's writers (joinProductWrites: after a bulk
+ * writer, before any product's row lock) and locks the integration's row (PostgreSQL FOR NO
+ * KEY UPDATE) to the end. One apply per integration at a time, so its mappings are decided by
+ * one writer; applies of different integrations run side by side, each product they write
+ * locked as an API write locks it. A sync's start (lockIntegrationExists) does not wait for it;
+ * a change of the integration's own row (settings, delete) does. SQLite's write transaction
+ * already excludes every other.
+ */
+export async function lockIntegrationApply(trx: Executor, integrationId: string): Promise<void> {
+  if (!trx.isTransaction || dialectOf(trx).name === 'sqlite') return;
+  const held = applying.get(trx) ?? new Set<string>();
+  if (held.has(integrationId)) return;
+  await joinProductWrites(trx);
+  await trx
+    .selectFrom('integrations')
+    .select('id')
+    .where('id', '=', integrationId)
+    .forNoKeyUpdate()
+    .execute();
+  held.add(integrationId);
+  applying.set(trx, held);
 }
 
 export async function listIntegrationRows(

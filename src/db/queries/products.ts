@@ -329,6 +329,29 @@ export async function insertProducts(trx: Executor, rows: NewProductRow[]): Prom
   for (const [status, n] of perStatus) await adjustProductCount(trx, status, n);
 }
 
+/**
+ * The products of these ids that exist, each locked to the end of the transaction (PostgreSQL
+ * FOR UPDATE, taken in id order). For a bulk writer that decides on the products it read (a
+ * sync's apply): an API write of one of them waits for it, and one deleted since the caller
+ * read its mapping is missing here, not gone under its update.
+ */
+export async function findProductsForUpdate(
+  trx: Executor,
+  ids: string[],
+): Promise<Map<string, ProductRow>> {
+  const found = new Map<string, ProductRow>();
+  const sorted = [...new Set(ids)].sort();
+  for (let i = 0; i < sorted.length; i += 500) {
+    const query = trx
+      .selectFrom('products')
+      .selectAll()
+      .where('id', 'in', sorted.slice(i, i + 500))
+      .orderBy('id');
+    for (const row of await dialectOf(trx).lockForUpdate(query).execute()) found.set(row.id, row);
+  }
+  return found;
+}
+
 /** The ids among these that a product already has. */
 export async function findExistingProductIds(db: Executor, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];

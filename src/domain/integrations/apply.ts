@@ -2,11 +2,13 @@ import { hash } from 'node:crypto';
 import type { z } from 'zod';
 import type { IntegrationProductRow } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
-import { findProductById, lockCatalogueWrites } from '../../db/queries/products.js';
+import type { ProductRow } from '../../db/schema.js';
+import { findProductForUpdate, findProductsForUpdate } from '../../db/queries/products.js';
 import {
   findLiveMappingsOfGroups,
   findMappings,
   insertMappings,
+  lockIntegrationApply,
   pageUnstagedLiveMappings,
   updateMapping,
 } from '../../db/queries/integrations.js';
@@ -142,8 +144,8 @@ export async function applyItems(
   });
   if (products.length === 0) return;
   await withTransaction(db, async (trx) => {
-    // Mappings and products are decided on together: the catalogue's write lock first.
-    await lockCatalogueWrites(trx);
+    // The integration's mappings are decided on below: its apply lock first.
+    await lockIntegrationApply(trx, integrationId);
     const mappings = new Map(
       (await findMappings(trx, integrationId, [...new Set(products.map((p) => p.externalId))])).map(
         (m) => [m.external_id, m],
@@ -193,15 +195,22 @@ export async function applyItems(
         present: 1,
       });
     }
+    // The products to update, locked: one deleted through the API since its mapping was read
+    // is made again under its id, as one deleted before the run is.
+    const existing = await findProductsForUpdate(
+      trx,
+      valid.filter((item) => item.present).map((item) => item.productId),
+    );
     const creates: Valid[] = [];
     for (const item of valid) {
-      if (!item.present) {
+      const before = item.present ? existing.get(item.productId) : undefined;
+      if (!before) {
         creates.push(item);
         continue;
       }
       await options.pacer?.turn();
       try {
-        await updateOne(trx, integrationId, item, now, counts);
+        await updateOne(trx, integrationId, item, before, now, counts);
       } catch (err) {
         // Raised by the products' checks before they write anything (a currency change the
         // price cannot follow, say): the item fails alone, the batch goes on.
@@ -312,14 +321,11 @@ async function updateOne(
   trx: Executor,
   integrationId: string,
   item: Valid,
+  before: ProductRow,
   now: Date,
   counts: SyncCounts,
 ): Promise<void> {
   const { input, productId } = item;
-  const before = await findProductById(trx, productId);
-  if (!before) {
-    throw new AppError('internal', `product ${productId} vanished inside its transaction`);
-  }
   const after = await updateProduct(
     trx,
     productId,
@@ -364,11 +370,11 @@ export async function deactivateMappings(
   if (mappings.length === 0) return;
   const stamp = options.now.toISOString();
   await withTransaction(db, async (trx) => {
-    // Mappings and products are decided on together: the catalogue's write lock first.
-    await lockCatalogueWrites(trx);
+    // The integration's mappings are decided on below: its apply lock first.
+    await lockIntegrationApply(trx, integrationId);
     for (const m of mappings) {
       await options.pacer?.turn();
-      const product = await findProductById(trx, m.product_id);
+      const product = await findProductForUpdate(trx, m.product_id);
       if (product && product.status !== 'inactive') {
         await updateProduct(trx, m.product_id, { status: 'inactive' }, options.now);
         options.counts.deactivated++;
@@ -424,8 +430,8 @@ export async function applyWebhookChange(
   options: { defaultCurrency: string; now: Date; counts: SyncCounts },
 ): Promise<void> {
   await withTransaction(db, async (trx) => {
-    // Mappings and products are decided on together: the catalogue's write lock first.
-    await lockCatalogueWrites(trx);
+    // The integration's mappings are decided on below: its apply lock first.
+    await lockIntegrationApply(trx, integrationId);
     const seen = new Set<string>();
     await applyItems(trx, integrationId, change.items, { ...options, seen });
     const groups = new Set<string>();

@@ -11,13 +11,14 @@ import {
   insertStagedItems,
   insertSyncRun,
   listRunningSyncs,
+  lockIntegrationApply,
+  lockIntegrationExists,
   pageStagedPayloads,
   pruneSyncRuns,
   updateIntegrationRow,
   updateSyncRun,
 } from '../../db/queries/integrations.js';
 import { dialectOf } from '../../db/dialect.js';
-import { lockCatalogueWrites } from '../../db/queries/products.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
 import { AppError, notFound } from '../../errors.js';
 import { newId, randomBase62 } from '../../ids.js';
@@ -169,8 +170,9 @@ export async function startSync(
   };
   try {
     await withTransaction(env.db, async (trx) => {
-      // One running sync per integration: its row is what starts take turns on.
-      if (!(await findIntegrationById(trx, integrationId, true))) {
+      // One running sync per integration (the one-running index decides a race); the row kept
+      // from a delete, without waiting for an apply of this integration to end.
+      if (!(await lockIntegrationExists(trx, integrationId))) {
         throw notFound('integration', integrationId);
       }
       const running = await findRunningSync(trx, integrationId);
@@ -389,7 +391,8 @@ async function readStageAndApply(
     const recorded = await withTransaction(env.db, async (trx) => {
       // Ours still (another process may have taken the run for dead): lock it to the end.
       const current = await claimRun(trx, run);
-      // Waiting for another sync's apply (it holds the catalogue lock to its commit) and this
+      // Waiting for the writers its locks wait for (a bulk writer's catalogue lock, an inbound
+      // change of this integration, an API write of a product it updates) and this
       // apply's own statements are bounded by the run's deadline, not by the store's
       // statement timeout, which is for one request's query; a second past it, so that the
       // deadline is what the run reports.
@@ -398,8 +401,9 @@ async function readStageAndApply(
       // the tables as they are then (bench sync, PostgreSQL, two of 20,000 products one after
       // the other: 44.2 s with the prepared statements' cached plans, 30.4 s planned each run).
       await dialectOf(trx).planEachRun(trx);
-      // Products and mappings are decided on below: the catalogue's write lock first.
-      await lockCatalogueWrites(trx);
+      // The integration's mappings and products are decided on below: its apply lock first
+      // (applies of other integrations go on side by side).
+      await lockIntegrationApply(trx, integration.id);
       const active = await countActiveMappedProducts(trx, integration.id);
       await writeStaged(env, trx, integration.id, run.id, {
         now,

@@ -14,7 +14,6 @@ import {
   updateProductRow,
   type ProductFilter,
   joinProductWrites,
-  lockCatalogueWrites,
 } from '../../db/queries/products.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -156,7 +155,9 @@ export async function createProducts(
   if (inputs.length === 0) return [];
   const rows = inputs.map((input) => newProductRow(input, defaults, now));
   return withTransaction(db, async (trx) => {
-    await lockCatalogueWrites(trx);
+    await joinProductWrites(trx);
+    // An id taken is refused here; one a racing create takes meanwhile, by the id's unique
+    // index (the insert waits for that create and fails if it commits).
     const taken = await findExistingProductIds(
       trx,
       rows.map((r) => r.id),

@@ -1,5 +1,6 @@
 import { dialectOf } from '../../db/dialect.js';
 import type { Db } from '../../db/store.js';
+import { isLockUnavailable } from '../../db/transaction.js';
 import {
   advanceEventCursor,
   insertDeliveries,
@@ -29,12 +30,39 @@ export interface FanOutResult {
  * which hands out seqs before commit, the fan-out first waits for every transaction writing
  * events to end and holds new ones off until it commits (DialectSql.lockTableWrites on
  * `events`): the same guarantee, and two processes' fan-outs take turns, so an event is never
- * queued twice for an endpoint.
+ * queued twice for an endpoint. It waits for that lock briefly only: null when the outbox is
+ * busy (a long writer holds it), and the worker comes back at its next poll.
  */
-export async function fanOutEvents(db: Db, batchSize: number, now: Date): Promise<FanOutResult> {
+export async function fanOutEvents(
+  db: Db,
+  batchSize: number,
+  now: Date,
+): Promise<FanOutResult | null> {
+  // Nothing to queue (no endpoint, or no event committed past the lowest cursor): no lock.
+  const seen = await listActiveWebhookRows(db);
+  if (seen.length === 0) return { webhooks: seen, more: false };
+  const lowest = Math.min(...seen.map((w) => w.event_cursor));
+  if ((await listEventHeadsAfter(db, lowest, 1)).length === 0)
+    return { webhooks: seen, more: false };
+  try {
+    return await fanOutLocked(db, batchSize, now);
+  } catch (err) {
+    if (isLockUnavailable(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * How long a fan-out waits for the outbox's writers in flight: writers that come meanwhile
+ * queue behind its request, so past this it gives up and comes back at the next poll (a long
+ * writer, a sync's apply, holds the outbox to its commit).
+ */
+const FAN_OUT_LOCK_WAIT_MS = 50;
+
+async function fanOutLocked(db: Db, batchSize: number, now: Date): Promise<FanOutResult> {
   return db.transaction().execute(async (trx) => {
     // One fan-out at a time across processes, and no outbox write in flight below it.
-    await dialectOf(trx).lockTableWrites(trx, 'events');
+    await dialectOf(trx).lockTableWrites(trx, 'events', { waitMs: FAN_OUT_LOCK_WAIT_MS });
     const webhooks = await listActiveWebhookRows(trx);
     if (webhooks.length === 0) return { webhooks, more: false };
     const from = Math.min(...webhooks.map((w) => w.event_cursor));

@@ -142,7 +142,10 @@ export class WebhookWorker {
 
   /** One pass: queue new events, match lanes to the active endpoints, purge old logs. */
   private async tick(): Promise<boolean> {
-    const { webhooks, more } = await fanOutEvents(this.ctx.db, this.fanOutBatch, this.ctx.now());
+    const fanned = await fanOutEvents(this.ctx.db, this.fanOutBatch, this.ctx.now());
+    // The outbox busy (a long writer in flight): the lanes as they are, and again next poll.
+    if (!fanned) return false;
+    const { webhooks, more } = fanned;
     this.syncLanes(webhooks);
     const now = this.ctx.now().getTime();
     if (this.purging || now - this.lastPurge >= PURGE_EVERY_MS) {

@@ -1,6 +1,7 @@
 /**
- * A sync's apply on PostgreSQL waits for the catalogue lock another sync's apply (or any bulk
- * write) holds to its commit: that wait is bounded by the run's own deadline
+ * A sync's apply on PostgreSQL waits for the catalogue lock a bulk write holds to its commit,
+ * and for another apply of the same integration (not of another one): that wait is bounded by
+ * the run's own deadline
  * (`settings.timeout_s`), not by the store's statement timeout, which bounds one request's
  * query. Before, two syncs at once failed the second with "canceling statement due to
  * statement timeout" when the first's apply took longer than 30 s. Runs in the PostgreSQL
@@ -54,6 +55,58 @@ if (!onPostgres()) {
       t.equal(Number(products.rows[0]!.n), 0, 'no product written');
     },
   );
+
+  t.test(
+    "an integration's apply does not wait for another integration's apply; one of the same integration does",
+    async (t) => {
+      const { url, server, feeds, id: first } = await feedIntegration(t, {});
+      feeds.set('/b.jsonl', jsonl([feedProduct('C'), feedProduct('D')]));
+      const created = await server.request('POST', '/v1/integrations', {
+        body: { platform: 'feed', settings: { url: feeds.url('/b.jsonl') } },
+      });
+      t.equal(created.status, 201);
+      const second = created.body.id as string;
+      // Another transaction holds what the first integration's apply holds to its commit.
+      const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+      t.teardown(() => other.close());
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let held!: () => void;
+      const holds = new Promise<void>((resolve) => (held = resolve));
+      const holding = other.db.transaction().execute(async (trx) => {
+        await sql`set local statement_timeout = 0`.execute(trx);
+        await sql`lock table products in row exclusive mode`.execute(trx);
+        await sql`select id from integrations where id = ${first} for no key update`.execute(trx);
+        held();
+        await released;
+      });
+      await holds;
+      const run = async (id: string) => {
+        const started = await server.request('POST', `/v1/integrations/${id}/sync`);
+        t.equal(started.status, 202, `the sync of ${id} starts (a start does not wait)`);
+        await server.server.deps.integrations!.settled(started.body.id as string);
+        return (await server.request('GET', `/v1/integrations/${id}/sync/status`)).body.last;
+      };
+      t.match(
+        await run(second),
+        { status: 'succeeded', created: 2 },
+        'the other integration applied while the first one was held',
+      );
+      const firstRun = run(first);
+      await waitUntil(
+        "the first integration's apply to wait for its row",
+        async () => {
+          const { rows } = await sql<{ n: string }>`select count(*) as n from pg_locks
+            where not granted`.execute(other.db);
+          return Number(rows[0]!.n) > 0;
+        },
+        30_000,
+      );
+      release();
+      await holding;
+      t.match(await firstRun, { status: 'succeeded', created: 2 }, 'then it applied');
+    },
+  );
 }
 
 /** A serve on a fresh database with a short statement timeout, and a feed integration of two products. */
@@ -66,11 +119,11 @@ async function feedIntegration(t: Test, settings: Record<string, unknown>) {
     body: { platform: 'feed', settings: { url: feeds.url('/a.jsonl'), ...settings } },
   });
   t.equal(created.status, 201);
-  return { url, server, id: created.body.id as string };
+  return { url, server, feeds, id: created.body.id as string };
 }
 
 /**
- * Starts a sync while another transaction (a bulk write, another sync's apply) holds the
+ * Starts a sync while another transaction (a bulk write) holds the
  * catalogue lock; releases it `holdMs` after the sync's apply is seen waiting for it (in
  * pg_locks, not guessed from a sleep); the run as recorded once it ended.
  */
