@@ -251,16 +251,36 @@ export async function updateSyncRun(
 }
 
 /**
+ * Writes a run's heartbeat unless its row is locked (PostgreSQL SKIP LOCKED): the run's own
+ * apply holds it to its commit, and a heartbeat that waited would hold a connection of the
+ * pool as long. Whether it was written.
+ */
+export async function beatSyncRun(db: Executor, id: string, ms: number): Promise<boolean> {
+  const free = dialectOf(db).lockSkipLocked(
+    db.selectFrom('sync_runs').select('id').where('id', '=', id),
+  );
+  const result = await db
+    .updateTable('sync_runs')
+    .set({ heartbeat_ms: ms })
+    .where('id', 'in', free)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
  * The row by id; with `lock`, locked to the end of the transaction (FOR UPDATE on
- * PostgreSQL) for a read-decide-write path that decides on it.
+ * PostgreSQL) for a read-decide-write path that decides on it; with 'skip locked', undefined
+ * when another transaction holds it (its run's apply, under way).
  */
 export async function findSyncRun(
   db: Executor,
   id: string,
-  lock = false,
+  lock: boolean | 'skip locked' = false,
 ): Promise<SyncRunRow | undefined> {
   const query = db.selectFrom('sync_runs').selectAll().where('id', '=', id);
-  return (lock ? dialectOf(db).lockForUpdate(query) : query).executeTakeFirst();
+  const dialect = dialectOf(db);
+  if (lock === 'skip locked') return dialect.lockSkipLocked(query).executeTakeFirst();
+  return (lock ? dialect.lockForUpdate(query) : query).executeTakeFirst();
 }
 
 export async function findRunningSync(

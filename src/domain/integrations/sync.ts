@@ -5,6 +5,7 @@ import {
   countLiveMappings,
   deleteStagedItems,
   deleteStagedItemsOfEndedRuns,
+  beatSyncRun,
   findIntegrationById,
   findRunningSync,
   findSyncRun,
@@ -96,8 +97,18 @@ export async function recoverInterruptedSyncs(
   const rows = (await listRunningSyncs(env.db)).filter(
     (r) => (integrationId === undefined || r.integration_id === integrationId) && isGone(r),
   );
+  let recovered = 0;
   for (const row of rows) {
-    await finishRun(env, row, { status: 'failed', error: INTERRUPTED, counts: countsOf(row) });
+    // A row locked is a run's apply under way (its heartbeats skip the row meanwhile): alive,
+    // left alone; one that ended meanwhile, too.
+    const ended = await finishRun(
+      env,
+      row,
+      { status: 'failed', error: INTERRUPTED, counts: countsOf(row) },
+      { ifFree: true },
+    );
+    if (!ended) continue;
+    recovered++;
     env.logger.warn(
       { integration: row.integration_id, sync: row.id },
       'sync marked failed: its process stopped',
@@ -105,7 +116,7 @@ export async function recoverInterruptedSyncs(
   }
   // What ended runs had staged (a process that died between its commit and this cleanup).
   await deleteStagedItemsOfEndedRuns(env.db);
-  return rows.length;
+  return recovered;
 }
 
 function countsOf(row: SyncRunRow): SyncCounts {
@@ -238,10 +249,15 @@ async function runSync(
     timeoutS * 1000,
   );
   deadline.unref();
+  // One heartbeat at a time, none waiting for the run's row: while the apply holds it (to
+  // its commit), the lock itself shows the run alive to a process that would end it.
+  let beating = false;
   const heartbeat = setInterval(() => {
-    updateSyncRun(env.db, run.id, { heartbeat_ms: Date.now() }).catch((err: unknown) =>
-      env.logger.warn({ err, sync: run.id }, 'sync heartbeat not written'),
-    );
+    if (beating) return;
+    beating = true;
+    beatSyncRun(env.db, run.id, Date.now())
+      .catch((err: unknown) => env.logger.warn({ err, sync: run.id }, 'sync heartbeat not written'))
+      .finally(() => (beating = false));
   }, HEARTBEAT_MS);
   heartbeat.unref();
   const counts = newCounts();
@@ -507,11 +523,27 @@ function progressOf(counts: SyncCounts) {
   };
 }
 
-/** Records the end of a run that is still running, in a transaction of its own. */
-async function finishRun(env: IntegrationEnv, run: SyncRunRow, outcome: Outcome): Promise<SyncRun> {
+/**
+ * Records the end of a run that is still running, in a transaction of its own. `ifFree`: not
+ * when another transaction holds the run's row, and undefined unless this call ended it.
+ */
+async function finishRun(
+  env: IntegrationEnv,
+  run: SyncRunRow,
+  outcome: Outcome,
+  options: { ifFree: true },
+): Promise<SyncRun | undefined>;
+async function finishRun(env: IntegrationEnv, run: SyncRunRow, outcome: Outcome): Promise<SyncRun>;
+async function finishRun(
+  env: IntegrationEnv,
+  run: SyncRunRow,
+  outcome: Outcome,
+  options: { ifFree?: boolean } = {},
+): Promise<SyncRun | undefined> {
   return withTransaction(env.db, async (trx) => {
-    const current = await findSyncRun(trx, run.id, true);
-    if (!current || current.status !== 'running') return presentSyncRun(current ?? run);
+    const current = await findSyncRun(trx, run.id, options.ifFree ? 'skip locked' : true);
+    if (!current) return options.ifFree ? undefined : presentSyncRun(run);
+    if (current.status !== 'running') return options.ifFree ? undefined : presentSyncRun(current);
     return recordOutcome(env, trx, current, outcome);
   });
 }

@@ -107,6 +107,54 @@ if (!onPostgres()) {
       t.match(await firstRun, { status: 'succeeded', created: 2 }, 'then it applied');
     },
   );
+
+  t.test(
+    'a run whose heartbeat is old but whose row its apply holds is alive: a start gets 409, the run is left running',
+    async (t) => {
+      const { url, server, id } = await feedIntegration(t, {});
+      const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+      t.teardown(() => other.close());
+      // Another host's run, its last heartbeat two minutes old, its row held as its apply
+      // holds it (to the commit, past the store's statement timeout).
+      await other.db
+        .insertInto('sync_runs')
+        .values({
+          id: 'sync_elsewhere',
+          integration_id: id,
+          status: 'running',
+          trigger: 'manual',
+          started_at: new Date().toISOString(),
+          errors: '[]',
+          owner: 'elsewhere',
+          pid: 1,
+          hostname: 'another-host.invalid',
+          heartbeat_ms: Date.now() - 120_000,
+        })
+        .execute();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let held!: () => void;
+      const holds = new Promise<void>((resolve) => (held = resolve));
+      const holding = other.db.transaction().execute(async (trx) => {
+        await sql`set local statement_timeout = 0`.execute(trx);
+        await sql`select id from sync_runs where id = 'sync_elsewhere' for update`.execute(trx);
+        held();
+        await released;
+      });
+      await holds;
+      const started = await server.request('POST', `/v1/integrations/${id}/sync`);
+      t.equal(started.status, 409, `the start is refused (${JSON.stringify(started.body)})`);
+      t.match(started.body, { error: { code: 'conflict' } });
+      release();
+      await holding;
+      const run = await other.db
+        .selectFrom('sync_runs')
+        .select('status')
+        .where('id', '=', 'sync_elsewhere')
+        .executeTakeFirstOrThrow();
+      t.equal(run.status, 'running', 'the run was not marked failed while its row was held');
+    },
+  );
 }
 
 /** A serve on a fresh database with a short statement timeout, and a feed integration of two products. */
