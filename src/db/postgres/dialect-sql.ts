@@ -2,7 +2,7 @@ import { PostgresAdapter, sql, type QueryExecutorProvider } from 'kysely';
 import type { DialectSql } from '../dialect.js';
 import { checkIdentifier } from '../identifier.js';
 import { postgresMultiProcessSql } from './multi-process-sql.js';
-import { pgProductArrayJsonBlob, pgProductJsonBlob } from './product-json.js';
+import { pgProductJsonBlob } from './product-json.js';
 import { isPgDerivedColumn, pgSearchGroups } from './product-search.js';
 
 /** Whether a Kysely instance (or transaction) talks to PostgreSQL. */
@@ -24,7 +24,7 @@ export const postgresSql: DialectSql = {
     ),
   unindexed: (column) => sql.ref(checkIdentifier('unindexed', column)),
   productJson: pgProductJsonBlob,
-  productPageJson: { aggregate: pgProductArrayJsonBlob },
+  productPageJson: pgProductJsonBlob,
   searchGroups: pgSearchGroups,
   // The search index is an index: PostgreSQL keeps it, and a copy rebuilds it with the rows.
   isDerivedTable: () => false,

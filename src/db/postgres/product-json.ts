@@ -37,6 +37,3 @@ const productJson = productJsonText(quoted, priceJson);
  * and a page of 250 cost three times as long (measured); the query layer makes it a Buffer.
  */
 export const pgProductJsonBlob: RawBuilder<string> = productJson;
-
-/** The rows in scope as a JSON array, by creation time, then id (`[]` for no rows). */
-export const pgProductArrayJsonBlob: RawBuilder<string> = sql<string>`'[' || coalesce(string_agg(${productJson}, ',' order by created_at, id), '') || ']'`;

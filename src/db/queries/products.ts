@@ -99,36 +99,23 @@ export async function findProductPageJson(
     .orderBy('id')
     .limit(page.limit)
     .offset(page.offset);
-  const how = dialectOf(db).productPageJson;
-  if ('rows' in how) {
-    // Each row's JSON in the page's order, joined here into one string (the caller makes the
-    // one Buffer of the whole body). In
-    // creation order the index gives the order; from the category index only the page's
-    // rows are read in full, then sorted.
-    const texts = await (
-      options.creationOrder
-        ? ids.select(how.rows.as('json'))
-        : db
-            .selectFrom('products')
-            .select(how.rows.as('json'))
-            .where('id', 'in', ids.select('id'))
-            .orderBy('created_at')
-            .orderBy('id')
-    ).execute();
-    let joined = '[';
-    for (let i = 0; i < texts.length; i++) joined += (i === 0 ? '' : ',') + texts[i]!.json;
-    return { json: `${joined}]`, count: texts.length };
-  }
-  // From the category index the page's ids come sorted from the index alone; only those
-  // rows are then read in full.
-  const rows = options.creationOrder
-    ? ids.select(PRODUCT_COLUMNS)
-    : db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', 'in', ids.select('id'));
-  const { json, count } = await db
-    .selectFrom(rows.as('page'))
-    .select([how.aggregate.as('json'), (eb) => eb.fn.countAll<number>().as('count')])
-    .executeTakeFirstOrThrow();
-  return { json: typeof json === 'string' ? json : json.toString('utf8'), count };
+  const rowJson = dialectOf(db).productPageJson;
+  // Each row's JSON in the page's order, joined here into one string (the caller makes the one
+  // Buffer of the whole body). In creation order the index gives the order; from the category
+  // index only the page's rows are read in full, then sorted.
+  const texts = await (
+    options.creationOrder
+      ? ids.select(rowJson.as('json'))
+      : db
+          .selectFrom('products')
+          .select(rowJson.as('json'))
+          .where('id', 'in', ids.select('id'))
+          .orderBy('created_at')
+          .orderBy('id')
+  ).execute();
+  let joined = '[';
+  for (let i = 0; i < texts.length; i++) joined += (i === 0 ? '' : ',') + texts[i]!.json;
+  return { json: `${joined}]`, count: texts.length };
 }
 
 /** A product's place in creation order: the sort key of the list (created_at, then id). */

@@ -63,7 +63,7 @@ export const sqliteSql: DialectSql = {
   // The documented unary-plus hint: `+category` keeps SQLite off the category index.
   unindexed: (column) => sql.raw(`+${checkIdentifier('unindexed', column)}`),
   productJson: productJsonBlob,
-  productPageJson: { rows: productJsonString },
+  productPageJson: productJsonString,
   searchGroups: sqliteSearchGroups,
   isDerivedTable: isSqliteSearchTable,
   isDerivedColumn: () => false,
