@@ -7,7 +7,7 @@
  * statement timeout" when the first's apply took longer than 30 s. Runs in the PostgreSQL
  * pass of `make test`.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import t, { type Test } from 'tap';
 import { openStore } from '../../../src/db/store.js';
 import { startFeedServer } from '../../support/feed-server.js';
@@ -67,20 +67,10 @@ if (!onPostgres()) {
       t.equal(created.status, 201);
       const second = created.body.id as string;
       // Another transaction holds what the first integration's apply holds to its commit.
-      const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
-      t.teardown(() => other.close());
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let held!: () => void;
-      const holds = new Promise<void>((resolve) => (held = resolve));
-      const holding = other.db.transaction().execute(async (trx) => {
-        await sql`set local statement_timeout = 0`.execute(trx);
-        await sql`lock table products in row exclusive mode`.execute(trx);
-        await sql`select id from integrations where id = ${first} for no key update`.execute(trx);
-        held();
-        await released;
-      });
-      await holds;
+      const other = await holdLocks(t, url, [
+        sql`lock table products in row exclusive mode`,
+        sql`select id from integrations where id = ${first} for no key update`,
+      ]);
       const run = async (id: string) => {
         const started = await server.request('POST', `/v1/integrations/${id}/sync`);
         t.equal(started.status, 202, `the sync of ${id} starts (a start does not wait)`);
@@ -102,8 +92,7 @@ if (!onPostgres()) {
         },
         30_000,
       );
-      release();
-      await holding;
+      await other.release();
       t.match(await firstRun, { status: 'succeeded', created: 2 }, 'then it applied');
     },
   );
@@ -112,11 +101,11 @@ if (!onPostgres()) {
     'a run whose heartbeat is old but whose row its apply holds is alive: a start gets 409, the run is left running',
     async (t) => {
       const { url, server, id } = await feedIntegration(t, {});
-      const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
-      t.teardown(() => other.close());
+      const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+      t.teardown(() => store.close());
       // Another host's run, its last heartbeat two minutes old, its row held as its apply
       // holds it (to the commit, past the store's statement timeout).
-      await other.db
+      await store.db
         .insertInto('sync_runs')
         .values({
           id: 'sync_elsewhere',
@@ -131,23 +120,14 @@ if (!onPostgres()) {
           heartbeat_ms: Date.now() - 120_000,
         })
         .execute();
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let held!: () => void;
-      const holds = new Promise<void>((resolve) => (held = resolve));
-      const holding = other.db.transaction().execute(async (trx) => {
-        await sql`set local statement_timeout = 0`.execute(trx);
-        await sql`select id from sync_runs where id = 'sync_elsewhere' for update`.execute(trx);
-        held();
-        await released;
-      });
-      await holds;
+      const other = await holdLocks(t, url, [
+        sql`select id from sync_runs where id = 'sync_elsewhere' for update`,
+      ]);
       const started = await server.request('POST', `/v1/integrations/${id}/sync`);
       t.equal(started.status, 409, `the start is refused (${JSON.stringify(started.body)})`);
       t.match(started.body, { error: { code: 'conflict' } });
-      release();
-      await holding;
-      const run = await other.db
+      await other.release();
+      const run = await store.db
         .selectFrom('sync_runs')
         .select('status')
         .where('id', '=', 'sync_elsewhere')
@@ -182,15 +162,7 @@ async function syncWhileLocked(
   id: string,
   holdMs: number,
 ) {
-  const other = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
-  t.teardown(() => other.close());
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const holding = other.db.transaction().execute(async (trx) => {
-    await sql`set local statement_timeout = 0`.execute(trx);
-    await sql`lock table products in share row exclusive mode`.execute(trx);
-    await released;
-  });
+  const other = await holdLocks(t, url, [sql`lock table products in share row exclusive mode`]);
   const started = await server.request('POST', `/v1/integrations/${id}/sync`);
   t.equal(started.status, 202, 'the sync starts');
   await waitUntil(
@@ -204,9 +176,35 @@ async function syncWhileLocked(
     30_000,
   );
   await new Promise((resolve) => setTimeout(resolve, holdMs));
-  release();
-  await holding;
+  await other.release();
   // Still running (the wait held), or ended already (it failed): the run as recorded.
   await server.server.deps.integrations!.settled(started.body.id as string);
   return (await server.request('GET', `/v1/integrations/${id}/sync/status`)).body.last;
+}
+
+/**
+ * Another connection's transaction that runs `statements` and holds what they lock (past the
+ * store's statement timeout) until `release`; resolved once they ran.
+ */
+async function holdLocks(t: Test, url: string, statements: RawBuilder<unknown>[]) {
+  const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+  t.teardown(() => store.close());
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held!: () => void;
+  const holds = new Promise<void>((resolve) => (held = resolve));
+  const holding = store.db.transaction().execute(async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    for (const statement of statements) await statement.execute(trx);
+    held();
+    await released;
+  });
+  await Promise.race([holds, holding]);
+  return {
+    db: store.db,
+    release: async () => {
+      release();
+      await holding;
+    },
+  };
 }
