@@ -8,6 +8,17 @@ import type { Executor } from '../transaction.js';
  * pgmulti), spread into the PostgreSQL DialectSql (db/postgres/dialect-sql.ts).
  */
 
+/** SET LOCAL of a setting in milliseconds, for the rest of the transaction. */
+async function setLocalMs(
+  trx: QueryExecutorProvider,
+  setting: 'lock_timeout' | 'statement_timeout',
+  ms: number,
+): Promise<void> {
+  // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new Error(`${setting} ${ms} ms is not a number`);
+  await sql`set local ${sql.raw(setting)} = ${sql.raw(String(ms))}`.execute(trx);
+}
+
 export const postgresMultiProcessSql: Pick<
   DialectSql,
   | 'lockSkipLocked'
@@ -31,10 +42,7 @@ export const postgresMultiProcessSql: Pick<
       await sql`lock table ${sql.table(name)} in share row exclusive mode`.execute(trx);
       return;
     }
-    // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
-    const limit = Math.max(1, Math.ceil(waitMs));
-    if (!Number.isSafeInteger(limit)) throw new Error(`lock wait ${waitMs} ms is not a number`);
-    await sql`set local lock_timeout = ${sql.raw(String(limit))}`.execute(trx);
+    await setLocalMs(trx, 'lock_timeout', Math.max(1, Math.ceil(waitMs)));
     await sql`lock table ${sql.table(name)} in share row exclusive mode`.execute(trx);
     await sql`set local lock_timeout = default`.execute(trx);
   },
@@ -86,11 +94,8 @@ export const postgresMultiProcessSql: Pick<
   },
   // SET LOCAL: for this transaction only; the pool's connection keeps its statement_timeout.
   allowLongStatements: async (trx, ms = 0) => {
-    // SET takes no bound parameter: a whole number of milliseconds, checked, as its literal.
     // 0 lifts the limit; a limit already spent is 1 ms, never 0.
-    const limit = ms === 0 ? 0 : Math.max(1, Math.ceil(ms));
-    if (!Number.isSafeInteger(limit)) throw new Error(`statement timeout ${ms} ms is not a number`);
-    await sql`set local statement_timeout = ${sql.raw(String(limit))}`.execute(trx);
+    await setLocalMs(trx, 'statement_timeout', ms === 0 ? 0 : Math.max(1, Math.ceil(ms)));
   },
   planEachRun: async (trx) => {
     await sql`set local plan_cache_mode = force_custom_plan`.execute(trx);

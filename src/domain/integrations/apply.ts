@@ -1,8 +1,7 @@
 import { hash } from 'node:crypto';
 import type { z } from 'zod';
-import type { IntegrationProductRow } from '../../db/schema.js';
+import type { IntegrationProductRow, ProductRow } from '../../db/schema.js';
 import { withTransaction, type Executor } from '../../db/transaction.js';
-import type { ProductRow } from '../../db/schema.js';
 import { findProductForUpdate, findProductsForUpdate } from '../../db/queries/products.js';
 import {
   findLiveMappingsOfGroups,
@@ -15,7 +14,7 @@ import {
 import { AppError } from '../../errors.js';
 import { newSortableId } from '../../ids.js';
 import { MoneyError, toMinorUnits } from '../money.js';
-import { createProducts, presentProduct, updateProduct } from '../products/products.js';
+import { changeProduct, createProducts, presentProduct } from '../products/products.js';
 import { ProductCreate, type ProductCreateInput } from '../products/schemas.js';
 import type { SyncError } from './schemas.js';
 import type { SourceItem, SourceProduct } from './source.js';
@@ -326,9 +325,9 @@ async function updateOne(
   counts: SyncCounts,
 ): Promise<void> {
   const { input, productId } = item;
-  const after = await updateProduct(
+  const after = await changeProduct(
     trx,
-    productId,
+    before,
     {
       name: input.name,
       description: input.description ?? null,
@@ -376,7 +375,7 @@ export async function deactivateMappings(
       await options.pacer?.turn();
       const product = await findProductForUpdate(trx, m.product_id);
       if (product && product.status !== 'inactive') {
-        await updateProduct(trx, m.product_id, { status: 'inactive' }, options.now);
+        await changeProduct(trx, product, { status: 'inactive' }, options.now);
         options.counts.deactivated++;
       }
       await updateMapping(trx, integrationId, m.external_id, {

@@ -190,44 +190,59 @@ export async function updateProduct(
     await joinProductWrites(trx);
     const before = await findProductForUpdate(trx, id);
     if (!before) throw notFound('product', id);
-    const patch: ProductRowUpdate = {};
-    if (input.name !== undefined) patch.name = input.name;
-    if (input.description !== undefined) patch.description = input.description;
-    if (input.status !== undefined) patch.status = input.status;
-    if (input.category !== undefined) patch.category = input.category;
-    if (input.images !== undefined) patch.images = JSON.stringify(input.images);
-    if (input.attributes !== undefined) {
-      patch.attributes = JSON.stringify(input.attributes);
-      patch.brand = brandOf(input.attributes);
-    }
-    const currency = input.currency ?? before.currency;
-    if (input.currency !== undefined) patch.currency = input.currency;
-    if (input.price !== undefined) {
-      patch.price_minor = priceToMinor(input.price, currency);
-    } else if (currency !== before.currency) {
-      // The stored amount means something else in another currency: keep the decimal price.
-      const decimal = fromMinorUnits(before.price_minor, before.currency);
-      try {
-        patch.price_minor = toMinorUnits(decimal, currency);
-      } catch (err) {
-        if (!(err instanceof MoneyError)) throw err;
-        throw invalidField(
-          'currency',
-          `cannot change to ${currency} while the price ${decimal} ${err.message}; send a new price with it`,
-        );
-      }
-    }
-    const changed = (Object.keys(patch) as (keyof ProductRow)[]).filter(
-      (k) => patch[k] !== before[k],
-    );
-    if (changed.length === 0) return presentProduct(before);
-    patch.updated_at = now.toISOString();
-    await updateProductRow(trx, id, before.status, patch);
-    const product = presentProduct({ ...before, ...patch } as ProductRow);
-    await recordEvent(trx, 'product.updated', product, now);
-    announceChange(trx, 'catalogueChanged');
-    return product;
+    return changeProduct(trx, before, input, now);
   });
+}
+
+/**
+ * updateProduct's change, for a writer that has joined the product writers and holds the
+ * product's row already (read FOR UPDATE in its transaction: a sync's apply), so it is not
+ * read twice.
+ */
+export async function changeProduct(
+  trx: Executor,
+  before: ProductRow,
+  input: ProductUpdateInput,
+  now: Date,
+): Promise<Product> {
+  const id = before.id;
+  const patch: ProductRowUpdate = {};
+  if (input.name !== undefined) patch.name = input.name;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.status !== undefined) patch.status = input.status;
+  if (input.category !== undefined) patch.category = input.category;
+  if (input.images !== undefined) patch.images = JSON.stringify(input.images);
+  if (input.attributes !== undefined) {
+    patch.attributes = JSON.stringify(input.attributes);
+    patch.brand = brandOf(input.attributes);
+  }
+  const currency = input.currency ?? before.currency;
+  if (input.currency !== undefined) patch.currency = input.currency;
+  if (input.price !== undefined) {
+    patch.price_minor = priceToMinor(input.price, currency);
+  } else if (currency !== before.currency) {
+    // The stored amount means something else in another currency: keep the decimal price.
+    const decimal = fromMinorUnits(before.price_minor, before.currency);
+    try {
+      patch.price_minor = toMinorUnits(decimal, currency);
+    } catch (err) {
+      if (!(err instanceof MoneyError)) throw err;
+      throw invalidField(
+        'currency',
+        `cannot change to ${currency} while the price ${decimal} ${err.message}; send a new price with it`,
+      );
+    }
+  }
+  const changed = (Object.keys(patch) as (keyof ProductRow)[]).filter(
+    (k) => patch[k] !== before[k],
+  );
+  if (changed.length === 0) return presentProduct(before);
+  patch.updated_at = now.toISOString();
+  await updateProductRow(trx, id, before.status, patch);
+  const product = presentProduct({ ...before, ...patch } as ProductRow);
+  await recordEvent(trx, 'product.updated', product, now);
+  announceChange(trx, 'catalogueChanged');
+  return product;
 }
 
 /** Deletes a product and records product.deleted with its last state. */
