@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { FEED_PAGE } from '../../src/domain/feeds/channels/mapping.js';
+import { CHANNEL_PROFILES } from '../../src/domain/feeds/channels/index.js';
+import { FEED_PAGE, readFeedPages } from '../../src/domain/feeds/channels/mapping.js';
 import { createFeed, feedPath, runFeeds } from '../support/feeds.js';
 import { startTestServer } from '../support/server.js';
 
@@ -108,4 +109,52 @@ t.test('groups that span pages come out whole, and a file of many pieces whole',
     zlib.gunzipSync(fs.readFileSync(`${feedPath(s, openai.id, 'jsonl')}.gz`)).equals(plain),
     'the .gz holds the same bytes',
   );
+});
+
+t.test('a generation that fails mid-read leaves no page in flight behind it', async (t) => {
+  // The next page (a grouped profile's next chunk) is asked for before a page is mapped: when
+  // the mapping fails, the error is the read's, the page asked for fails nobody, and the
+  // store reads on (on PostgreSQL the flat read's transaction is rolled back and the grouped
+  // read's cursor closed, its connection back in the pool).
+  const s = await startTestServer(t);
+  const stamp = '2026-11-28T00:00:00.000Z';
+  const rows = Array.from({ length: 3 * FEED_PAGE }, (_, i) => ({
+    id: idOf(i),
+    name: `Product ${i}`,
+    description: 'A product.',
+    price_minor: 100 + i,
+    currency: 'USD',
+    status: 'active' as const,
+    category: 'Home',
+    images: '[]',
+    attributes: JSON.stringify(groupOf(i) ? { item_group_id: groupOf(i) } : {}),
+    brand: 'Acme',
+    created_at: stamp,
+    updated_at: stamp,
+  }));
+  for (let i = 0; i < rows.length; i += 200) {
+    await s.server.store.db
+      .insertInto('products')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
+  const feed = { id: 'f', has_product_list: 0, filter_category: null, filter_status: null };
+  const reader = s.server.store.openReader();
+  t.teardown(() => reader.destroy());
+  for (const profile of ['agentshelf', 'acp'] as const) {
+    let pages = 0;
+    await t.rejects(
+      readFeedPages(reader, feed, CHANNEL_PROFILES[profile], () => {
+        if (++pages === 2) throw new Error('the mapping failed');
+      }),
+      { message: 'the mapping failed' },
+      `${profile}: the mapping's error`,
+    );
+    t.equal(pages, 2, `${profile}: no page after the failure`);
+    let read = 0;
+    await readFeedPages(reader, feed, CHANNEL_PROFILES[profile], (page) => {
+      read += page.length;
+    });
+    t.equal(read, rows.length, `${profile}: the next read reads every product`);
+  }
 });

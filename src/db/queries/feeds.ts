@@ -221,16 +221,29 @@ export async function* streamFeedProductsByGroup(
     .orderBy(groupKey)
     .orderBy('id')
     .compile();
+  const results = db.getExecutor().stream<FeedGroupRow>(query, chunk)[Symbol.asyncIterator]();
   let page: FeedGroupRow[] = [];
-  for await (const result of db.getExecutor().stream<FeedGroupRow>(query, chunk)) {
-    // Whatever the driver's chunks (Kysely's own SQLite driver gives a row at a time).
-    for (const row of result.rows) {
-      page.push(row);
-      if (page.length === chunk) {
-        yield page;
-        page = [];
+  try {
+    // The next chunk is asked for before this one is given out: on PostgreSQL the cursor's
+    // next fetch runs while the caller maps these rows.
+    let next = results.next();
+    for (;;) {
+      const result = await next;
+      if (result.done) break;
+      next = results.next();
+      next.catch(() => undefined);
+      // Whatever the driver's chunks (Kysely's own SQLite driver gives a row at a time).
+      for (const row of result.value.rows) {
+        page.push(row);
+        if (page.length === chunk) {
+          yield page;
+          page = [];
+        }
       }
     }
+  } finally {
+    // Closes the cursor when the caller stops early (for await's own return, made by hand).
+    await results.return?.();
   }
   if (page.length > 0) yield page;
 }

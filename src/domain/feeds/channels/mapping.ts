@@ -47,13 +47,21 @@ export async function readFeedPages(
   }
   await reader.transaction().execute(async (trx: Executor) => {
     const pageAfter = feedProductPages(trx, feed, FEED_PAGE);
-    let after: FeedSourceRow | undefined;
+    // The next page is asked for as soon as a page arrives, before it is mapped: on
+    // PostgreSQL the database finds the next page while this process maps the last one (one
+    // page ahead on the transaction's connection); on SQLite the read is the same work.
+    let next = pageAfter(undefined);
     for (;;) {
       signal?.throwIfAborted();
-      const rows = await pageAfter(after);
+      const rows = await next;
+      const more = rows.length === FEED_PAGE;
+      if (more) {
+        next = pageAfter(rows[rows.length - 1]);
+        // A page asked for and left unread when onPage throws must not fail the process.
+        next.catch(() => undefined);
+      }
       if (rows.length > 0) await onPage(rows);
-      if (rows.length < FEED_PAGE) break;
-      after = rows[rows.length - 1];
+      if (!more) break;
     }
   });
 }
