@@ -21,6 +21,11 @@ export interface DialectSql {
   dayOf(column: string): RawBuilder<string>;
   /** The member `key` of a JSON object stored in `column`, as SQL text (null when absent). */
   jsonMember(column: string, key: string): RawBuilder<string | null>;
+  /**
+   * The least of the values (SQLite's many-argument `min`, PostgreSQL's `least`). For values
+   * that are never null: on a null the two differ (SQLite answers null, PostgreSQL skips it).
+   */
+  least(...values: RawBuilder<number>[]): RawBuilder<number>;
 
   // --- Several processes on one store (issue 14, branch pgmulti) ---
 

@@ -22,6 +22,7 @@ export const postgresSql: DialectSql = {
     sql.raw<string | null>(
       `(${checkIdentifier('jsonMember', column)}::jsonb ->> '${checkIdentifier('jsonMember', key)}')`,
     ),
+  least: (...values) => sql<number>`least(${sql.join(values)})`,
   unindexed: (column) => sql.ref(checkIdentifier('unindexed', column)),
   productJson: pgProductJsonBlob,
   productPageJson: pgProductJsonBlob,

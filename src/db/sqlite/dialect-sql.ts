@@ -21,6 +21,7 @@ export const sqliteSql: DialectSql = {
     sql.raw<string | null>(
       `json_extract(${checkIdentifier('jsonMember', column)}, '$.${checkIdentifier('jsonMember', key)}')`,
     ),
+  least: (...values) => sql<number>`min(${sql.join(values)})`,
 
   // --- Several processes on one store (issue 14, branch pgmulti) ---
   // One writer at a time: a write transaction already excludes every other.
