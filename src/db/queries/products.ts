@@ -32,8 +32,75 @@ const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =
 
 /** The product's API JSON (UTF-8), or undefined when there is no such product. */
 export async function findProductJsonById(db: Executor, id: string): Promise<Buffer | undefined> {
+  // On PostgreSQL's pool, the reads of one turn of the event loop go as one query.
+  if (!db.isTransaction && dialectOf(db).name === 'postgres') return batchesOf(db).load(id);
   const json = (await selectProductJsonById(db, id))[0]?.json;
   return typeof json === 'string' ? Buffer.from(json) : json;
+}
+
+const selectProductJsonByIds = preparedQuery((db: Kysely<Database>, ids: string[]) =>
+  db
+    .selectFrom('products')
+    .select(['id', dialectOf(db).productJson.as('json')])
+    .where(sql<SqlBool>`id = any(${ids})`),
+);
+
+interface Waiter {
+  resolve: (json: Buffer | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Products by id on PostgreSQL, read a batch at a time: the ids asked for in one turn of the
+ * event loop (the requests whose bytes arrived together) are read by one query after it
+ * (`id = any($1)`), each caller given its product. On this machine a round trip costs the
+ * process about 0.25 ms of CPU (the socket's system calls), as much as the rest of a by-id
+ * request; with 50 connections a query serves several requests. A batch waits for nothing
+ * but the end of the turn. SQLite reads in place: it has no round trip to share.
+ */
+class ProductJsonBatches {
+  private waiting: Map<string, Waiter[]> | undefined;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  load(id: string): Promise<Buffer | undefined> {
+    return new Promise((resolve, reject) => {
+      if (!this.waiting) {
+        this.waiting = new Map();
+        setImmediate(() => this.read());
+      }
+      const waiters = this.waiting.get(id);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.waiting.set(id, [{ resolve, reject }]);
+    });
+  }
+
+  private read(): void {
+    const batch = this.waiting!;
+    this.waiting = undefined;
+    selectProductJsonByIds(this.db, [...batch.keys()]).then(
+      (rows) => {
+        for (const row of rows) {
+          const json = typeof row.json === 'string' ? Buffer.from(row.json) : row.json;
+          for (const w of batch.get(row.id) ?? []) w.resolve(json);
+          batch.delete(row.id);
+        }
+        // Ids no row answered: no such product.
+        for (const waiters of batch.values()) for (const w of waiters) w.resolve(undefined);
+      },
+      (error: unknown) => {
+        for (const waiters of batch.values()) for (const w of waiters) w.reject(error);
+      },
+    );
+  }
+}
+
+const batches = new WeakMap<object, ProductJsonBatches>();
+
+function batchesOf(db: Kysely<Database>): ProductJsonBatches {
+  let b = batches.get(db);
+  if (!b) batches.set(db, (b = new ProductJsonBatches(db)));
+  return b;
 }
 
 /**
