@@ -22,9 +22,9 @@ interface Waiting {
  * One statement per key is in flight at a time: the requests of a key that arrive while its
  * statement runs wait, and the next statement decides them all at once, in arrival order (as
  * many as the windows have room for go through, the first ones). Under load a statement
- * decides dozens of requests, where one each cost a round trip and a turn on the row's lock
- * apiece (on PostgreSQL, half of a by-id request's CPU); with no other request of the key in
- * flight, a request waits for nothing more than before.
+ * decides the requests of a whole round trip, where one statement each cost every request a
+ * round trip and a turn on the row's lock (on PostgreSQL, half of a by-id request's CPU);
+ * with no other request of the key in flight, a request waits for nothing more than before.
  */
 export class SharedRateLimiter {
   private readonly waiting = new Map<string, Waiting[]>();
