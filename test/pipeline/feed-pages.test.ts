@@ -17,6 +17,34 @@ const idOf = (i: number) => `p${String(i).padStart(4, '0')}`;
 const groupOf = (i: number) =>
   i % 5 === 0 ? undefined : `g${String((i * 7) % 12).padStart(2, '0')}`;
 
+/** Product `i` of a test catalogue: its id, name and price from `i`, the rest given. */
+const productRow = (
+  i: number,
+  rest: { description: string; images: string; attributes: string; created_at: string },
+) => ({
+  id: idOf(i),
+  name: `Product ${i}`,
+  price_minor: 100 + i,
+  currency: 'USD',
+  status: 'active' as const,
+  category: 'Home',
+  brand: 'Acme',
+  updated_at: rest.created_at,
+  ...rest,
+});
+
+async function insertProducts(
+  s: Awaited<ReturnType<typeof startTestServer>>,
+  rows: ReturnType<typeof productRow>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    await s.server.store.db
+      .insertInto('products')
+      .values(rows.slice(i, i + 200))
+      .execute();
+  }
+}
+
 t.test('groups that span pages come out whole, and a file of many pieces whole', async (t) => {
   const s = await startTestServer(t);
   const start = Date.parse('2026-11-28T00:00:00.000Z');
@@ -27,31 +55,18 @@ t.test('groups that span pages come out whole, and a file of many pieces whole',
     // page's end (249 and 250...), so the next page starts after the id as well as the time.
     const stamp = new Date(start + Math.floor(i / 3) * 1000).toISOString();
     const group = groupOf(i);
-    return {
-      id: idOf(i),
-      name: `Product ${i}`,
+    return productRow(i, {
       description,
-      price_minor: 100 + i,
-      currency: 'USD',
-      status: 'active' as const,
-      category: 'Home',
       images: JSON.stringify([`https://img.example.com/${idOf(i)}.jpg`]),
       attributes: JSON.stringify({
         brand: 'Acme',
         url: `https://shop.example.com/${idOf(i)}`,
         ...(group ? { item_group_id: group, size: String(i) } : {}),
       }),
-      brand: 'Acme',
       created_at: stamp,
-      updated_at: stamp,
-    };
+    });
   });
-  for (let i = 0; i < rows.length; i += 200) {
-    await s.server.store.db
-      .insertInto('products')
-      .values(rows.slice(i, i + 200))
-      .execute();
-  }
+  await insertProducts(s, rows);
   const acp = await createFeed(s, { name: 'Agents', profile: 'acp', format: 'jsonl' });
   const openai = await createFeed(s, {
     name: 'ChatGPT',
@@ -118,26 +133,15 @@ t.test('a generation that fails mid-read leaves no page in flight behind it', as
   // read's cursor closed, its connection back in the pool).
   const s = await startTestServer(t);
   const stamp = '2026-11-28T00:00:00.000Z';
-  const rows = Array.from({ length: 3 * FEED_PAGE }, (_, i) => ({
-    id: idOf(i),
-    name: `Product ${i}`,
-    description: 'A product.',
-    price_minor: 100 + i,
-    currency: 'USD',
-    status: 'active' as const,
-    category: 'Home',
-    images: '[]',
-    attributes: JSON.stringify(groupOf(i) ? { item_group_id: groupOf(i) } : {}),
-    brand: 'Acme',
-    created_at: stamp,
-    updated_at: stamp,
-  }));
-  for (let i = 0; i < rows.length; i += 200) {
-    await s.server.store.db
-      .insertInto('products')
-      .values(rows.slice(i, i + 200))
-      .execute();
-  }
+  const rows = Array.from({ length: 3 * FEED_PAGE }, (_, i) =>
+    productRow(i, {
+      description: 'A product.',
+      images: '[]',
+      attributes: JSON.stringify(groupOf(i) ? { item_group_id: groupOf(i) } : {}),
+      created_at: stamp,
+    }),
+  );
+  await insertProducts(s, rows);
   const feed = { id: 'f', has_product_list: 0, filter_category: null, filter_status: null };
   const reader = s.server.store.openReader();
   t.teardown(() => reader.destroy());
