@@ -13,9 +13,12 @@
  * the template once. A test that stops or restarts PostgreSQL starts its own cluster.
  */
 import { randomBytes } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
 import type { Test } from 'tap';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { openStoreAt } from '../../src/db/store.js';
+import type { Database } from '../../src/db/schema.js';
+import { openStore, openStoreAt } from '../../src/db/store.js';
+import { withTransaction } from '../../src/db/transaction.js';
 import { attachPgCluster, startPgCluster, type PgCluster, type PgShared } from './postgres.js';
 
 export type TestStoreKind = 'sqlite' | 'postgres';
@@ -157,4 +160,38 @@ export async function testStoreConfig(
   return onPostgres()
     ? { DATABASE_FILE: file, DATABASE_URL: await freshDatabaseUrl() }
     : { DATABASE_FILE: file };
+}
+
+/**
+ * PostgreSQL: another connection's transaction on `url` that runs `work`, then holds what it
+ * wrote and locked (past the store's statement timeout) until `release()`, which lets it
+ * commit and resolves with work's result. Resolved once `work` has run; `db` is that other
+ * connection's store, for reading pg_locks beside it.
+ */
+export async function holdTransaction<T>(
+  t: Test,
+  url: string,
+  work: (trx: Transaction<Database>) => Promise<T>,
+) {
+  const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+  t.teardown(() => store.close());
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held!: () => void;
+  const holds = new Promise<void>((resolve) => (held = resolve));
+  const holding = withTransaction(store.db, async (trx) => {
+    await sql`set local statement_timeout = 0`.execute(trx);
+    const result = await work(trx);
+    held();
+    await released;
+    return result;
+  });
+  await Promise.race([holds, holding]);
+  return {
+    db: store.db,
+    release: (): Promise<T> => {
+      release();
+      return holding;
+    },
+  };
 }

@@ -34,7 +34,11 @@ const selectProductJsonById = preparedQuery((db: Kysely<Database>, id: string) =
 export async function findProductJsonById(db: Executor, id: string): Promise<Buffer | undefined> {
   // On PostgreSQL's pool, the reads of one turn of the event loop go as one query.
   if (!db.isTransaction && dialectOf(db).name === 'postgres') return batchesOf(db).load(id);
-  const json = (await selectProductJsonById(db, id))[0]?.json;
+  return jsonBytes((await selectProductJsonById(db, id))[0]?.json);
+}
+
+/** A product's JSON as the store gives it (text on PostgreSQL, a blob on SQLite), as bytes. */
+function jsonBytes(json: Buffer | string | undefined): Buffer | undefined {
   return typeof json === 'string' ? Buffer.from(json) : json;
 }
 
@@ -81,7 +85,7 @@ class ProductJsonBatches {
     selectProductJsonByIds(this.db, [...batch.keys()]).then(
       (rows) => {
         for (const row of rows) {
-          const json = typeof row.json === 'string' ? Buffer.from(row.json) : row.json;
+          const json = jsonBytes(row.json);
           for (const w of batch.get(row.id) ?? []) w.resolve(json);
           batch.delete(row.id);
         }

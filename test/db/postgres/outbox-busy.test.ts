@@ -6,27 +6,20 @@
  * API writes go on; once the writer commits, the next fan-out queues every event, in order.
  * Runs in the PostgreSQL pass of `make test`.
  */
-import { sql } from 'kysely';
 import t from 'tap';
 import { openStore } from '../../../src/db/store.js';
-import { withTransaction } from '../../../src/db/transaction.js';
 import { recordEvent } from '../../../src/domain/events.js';
 import { fanOutEvents } from '../../../src/domain/webhooks/outbox.js';
 import { createWebhook } from '../../../src/domain/webhooks/webhooks.js';
-import { freshDatabaseUrl, onPostgres } from '../../support/store.js';
+import { freshDatabaseUrl, holdTransaction, onPostgres } from '../../support/store.js';
 
 if (!onPostgres()) {
   t.pass('skipped: runs in the PostgreSQL pass (AGENTSHELF_TEST_STORE=postgres)');
 } else {
   t.test('a fan-out behind a long writer gives up, and writers go on meanwhile', async (t) => {
     const url = await freshDatabaseUrl();
-    const config = { DATABASE_FILE: '/nonexistent', DATABASE_URL: url };
-    const store = openStore(config);
-    const long = openStore(config);
-    t.teardown(async () => {
-      await long.close();
-      await store.close();
-    });
+    const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
+    t.teardown(() => store.close());
     const { webhook } = await createWebhook(
       store.db,
       { url: 'http://127.0.0.1:9/hook' },
@@ -35,18 +28,9 @@ if (!onPostgres()) {
     const first = await recordEvent(store.db, 'product.created', { id: 'prod_first' });
 
     // A long writer: an event inserted, not yet committed.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let inserted!: () => void;
-    const holds = new Promise<void>((resolve) => (inserted = resolve));
-    const writer = withTransaction(long.db, async (trx) => {
-      await sql`set local statement_timeout = 0`.execute(trx);
-      const event = await recordEvent(trx, 'product.updated', { id: 'prod_long' });
-      inserted();
-      await released;
-      return event;
-    });
-    await holds;
+    const writer = await holdTransaction(t, url, (trx) =>
+      recordEvent(trx, 'product.updated', { id: 'prod_long' }),
+    );
 
     t.equal(
       await fanOutEvents(store.db, 100, new Date()),
@@ -69,8 +53,7 @@ if (!onPostgres()) {
       'an event written while the long writer is in flight commits',
     );
 
-    release();
-    const long_ = await writer;
+    const long_ = await writer.release();
     const fanned = await fanOutEvents(store.db, 100, new Date());
     t.ok(fanned, 'with the writer committed, the fan-out runs');
     const seqs = [await seqOf(first.id), await seqOf(long_.id), await seqOf(during.id)];

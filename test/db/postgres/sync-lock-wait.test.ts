@@ -7,14 +7,14 @@
  * statement timeout" when the first's apply took longer than 30 s. Runs in the PostgreSQL
  * pass of `make test`.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import t, { type Test } from 'tap';
 import { openStore } from '../../../src/db/store.js';
 import { startFeedServer } from '../../support/feed-server.js';
 import { feedProduct, jsonl } from '../../support/integrations.js';
 import { waitUntil } from '../../support/receiver.js';
 import { startTestServer, type TestServer } from '../../support/server.js';
-import { freshDatabaseUrl, onPostgres } from '../../support/store.js';
+import { freshDatabaseUrl, holdTransaction, onPostgres } from '../../support/store.js';
 
 /** The store's statement timeout in this test (ms): the lock is held well past it. */
 const STATEMENT_TIMEOUT_MS = 300;
@@ -67,10 +67,10 @@ if (!onPostgres()) {
       t.equal(created.status, 201);
       const second = created.body.id as string;
       // Another transaction holds what the first integration's apply holds to its commit.
-      const other = await holdLocks(t, url, [
-        sql`lock table products in row exclusive mode`,
-        sql`select id from integrations where id = ${first} for no key update`,
-      ]);
+      const other = await holdTransaction(t, url, async (trx) => {
+        await sql`lock table products in row exclusive mode`.execute(trx);
+        await sql`select id from integrations where id = ${first} for no key update`.execute(trx);
+      });
       const run = async (id: string) => {
         const started = await server.request('POST', `/v1/integrations/${id}/sync`);
         t.equal(started.status, 202, `the sync of ${id} starts (a start does not wait)`);
@@ -120,9 +120,9 @@ if (!onPostgres()) {
           heartbeat_ms: Date.now() - 120_000,
         })
         .execute();
-      const other = await holdLocks(t, url, [
-        sql`select id from sync_runs where id = 'sync_elsewhere' for update`,
-      ]);
+      const other = await holdTransaction(t, url, async (trx) => {
+        await sql`select id from sync_runs where id = 'sync_elsewhere' for update`.execute(trx);
+      });
       const started = await server.request('POST', `/v1/integrations/${id}/sync`);
       t.equal(started.status, 409, `the start is refused (${JSON.stringify(started.body)})`);
       t.match(started.body, { error: { code: 'conflict' } });
@@ -162,7 +162,9 @@ async function syncWhileLocked(
   id: string,
   holdMs: number,
 ) {
-  const other = await holdLocks(t, url, [sql`lock table products in share row exclusive mode`]);
+  const other = await holdTransaction(t, url, async (trx) => {
+    await sql`lock table products in share row exclusive mode`.execute(trx);
+  });
   const started = await server.request('POST', `/v1/integrations/${id}/sync`);
   t.equal(started.status, 202, 'the sync starts');
   await waitUntil(
@@ -180,31 +182,4 @@ async function syncWhileLocked(
   // Still running (the wait held), or ended already (it failed): the run as recorded.
   await server.server.deps.integrations!.settled(started.body.id as string);
   return (await server.request('GET', `/v1/integrations/${id}/sync/status`)).body.last;
-}
-
-/**
- * Another connection's transaction that runs `statements` and holds what they lock (past the
- * store's statement timeout) until `release`; resolved once they ran.
- */
-async function holdLocks(t: Test, url: string, statements: RawBuilder<unknown>[]) {
-  const store = openStore({ DATABASE_FILE: '/nonexistent', DATABASE_URL: url });
-  t.teardown(() => store.close());
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held!: () => void;
-  const holds = new Promise<void>((resolve) => (held = resolve));
-  const holding = store.db.transaction().execute(async (trx) => {
-    await sql`set local statement_timeout = 0`.execute(trx);
-    for (const statement of statements) await statement.execute(trx);
-    held();
-    await released;
-  });
-  await Promise.race([holds, holding]);
-  return {
-    db: store.db,
-    release: async () => {
-      release();
-      await holding;
-    },
-  };
 }
