@@ -3,13 +3,14 @@
 // application) and dist/agentshelf-linux-x64.sha256 beside it. Run by `make dist` on Node 26
 // (`--build-sea`); the binary carries the Node that builds it.
 //
-// Inside: an esbuild CommonJS bundle of src/main.ts (with V8's code cache), the audit writer
-// thread's bundle, and better-sqlite3's prebuilt addon (N-API, so one file serves every Node).
-// Those are the only files the service reads at run time besides its data: the migrations are
-// code (src/db/migrations/index.ts), the version is inlined. src/runtime/ loads them from the
-// executable. Intermediate files end in dist/bundle/; `node dist/bundle/main.cjs` runs the
-// bundle without the executable. Two builds at once (test runs on two Nodes) do not clash: each
-// works in a directory of its own and renames its results into place.
+// Inside: an esbuild CommonJS bundle of src/main.ts (with V8's code cache), the bundles of the
+// audit writer thread and of the file writer thread, and better-sqlite3's prebuilt addon
+// (N-API, so one file serves every Node). Those are the only files the service reads at run
+// time besides its data: the migrations are code (src/db/migrations/index.ts), the version is
+// inlined. src/runtime/ loads them from the executable. Intermediate files end in dist/bundle/;
+// `node dist/bundle/main.cjs` runs the bundle without the executable. Two builds at once (test
+// runs on two Nodes) do not clash: each works in a directory of its own and renames its results
+// into place.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -23,6 +24,7 @@ const BUNDLE = path.join(DIST, 'bundle');
 const OUTPUT = path.join(DIST, 'agentshelf-linux-x64');
 const ADDON = path.join(ROOT, 'node_modules/better-sqlite3/prebuilds/linux-x64.node');
 const WORKER_ASSET = 'audit-worker.cjs'; // the name src/domain/audit/writer.ts starts
+const FILE_WORKER_ASSET = 'file-worker.cjs'; // src/publish/off-thread-file.ts
 const ADDON_ASSET = 'better_sqlite3.node'; // src/runtime/native-addon.ts
 
 function fail(message) {
@@ -78,6 +80,11 @@ await build({
   entryPoints: [path.join(ROOT, 'src/domain/audit/worker.ts')],
   outfile: path.join(work, WORKER_ASSET),
 });
+await build({
+  ...common,
+  entryPoints: [path.join(ROOT, 'src/publish/file-worker.ts')],
+  outfile: path.join(work, FILE_WORKER_ASSET),
+});
 fs.copyFileSync(ADDON, path.join(work, ADDON_ASSET));
 
 // The executable is a copy of this node; without its symbol table it is ~30 MB smaller, and
@@ -108,6 +115,7 @@ const config = {
   assets: {
     [ADDON_ASSET]: ADDON_ASSET,
     [WORKER_ASSET]: WORKER_ASSET,
+    [FILE_WORKER_ASSET]: FILE_WORKER_ASSET,
   },
 };
 fs.writeFileSync(path.join(work, 'sea.json'), `${JSON.stringify(config, null, 2)}\n`);

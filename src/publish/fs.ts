@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import zlib from 'node:zlib';
 import { randomBase62 } from '../ids.js';
+import { OffThreadFile } from './off-thread-file.js';
 import {
   writeWhole,
   type FileDigests,
@@ -405,7 +406,10 @@ export class FsPublisher implements Publisher {
   }
 
   open(key: string, options: PublishFileOptions = {}): OpenFile {
-    const file = new AtomicFile(this.pathOf(key), { ...this.defaults, ...options });
+    const { offThread, ...fileOptions } = { ...this.defaults, ...options };
+    const file = offThread
+      ? new OffThreadFile(this.pathOf(key), fileOptions)
+      : new AtomicFile(this.pathOf(key), fileOptions);
     return {
       write: (chunk) => file.write(chunk),
       commit: async () => {

@@ -31,6 +31,13 @@ export interface PublishFileOptions {
    * are written (an object-storage manifest needs them; nobody else pays for them).
    */
   digests?: boolean;
+  /**
+   * Write the file from a thread of its own (publish/off-thread-file.ts): for large files
+   * whose content the main thread builds (feeds), so encoding, hashing, writing and compressing
+   * run beside it. Honoured by the filesystem publisher; the file's worker costs a few
+   * milliseconds to start, so small files are better written inline.
+   */
+  offThread?: boolean;
 }
 
 /** The digests of one published file or compressed sibling. */

@@ -118,9 +118,27 @@ t.test('the binary migrates, seeds, serves both APIs, builds and stops cleanly',
   t.equal(index.status, 200);
   t.ok(((await index.json()) as any).brand_count > 0, 'the discovery index lists the brands');
 
+  // A feed's file is written by a thread of its own, the bundle the binary carries for it.
+  const feed = await fetch(`${api}/v1/feeds`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Binary', profile: 'openai', format: 'jsonl' }),
+  });
+  t.equal(feed.status, 201);
+  const feedId = ((await feed.json()) as { id: string }).id;
+
   const build = run(['build']);
   t.equal(build.status, 0, build.stderr);
   t.match(build.stdout, /discovery: \d+ brands/);
+  const lines = fs
+    .readFileSync(path.join(work, 'data', 'feeds', `${feedId}.jsonl`), 'utf8')
+    .trim()
+    .split('\n');
+  t.ok(lines.length > 0, 'the feed is published');
+  t.ok(
+    lines.every((line) => typeof (JSON.parse(line) as { item_id?: unknown }).item_id === 'string'),
+    'each line an OpenAI record',
+  );
 
   child.kill('SIGTERM');
   t.same(await exited, { code: 0, signal: null }, 'SIGTERM: a clean exit');

@@ -30,6 +30,10 @@ function treeOf(root: string): Map<string, Buffer> {
 
 const implementations: [string, (dir: string) => Publisher][] = [
   ['FsPublisher', (dir) => new FsPublisher(dir)],
+  [
+    'FsPublisher, each file from its own thread',
+    (dir) => new FsPublisher(dir, { offThread: true }),
+  ],
   ['MemoryPublisher', () => new MemoryPublisher()],
 ];
 
@@ -106,50 +110,55 @@ t.test('FsPublisher: temporary, siblings, durability and the root', async (t) =>
   t.throws(() => p.open('/etc/passwd'), /outside/);
 });
 
-t.test(
-  'FsPublisher: writes of any size and text give the bytes Buffer.from gives, and their hash',
-  async (t) => {
-    const root = t.testdir({});
-    const p = new FsPublisher(root);
-    // Pieces around the 1 MiB the file gathers before a write: text with multi-byte and lone
-    // surrogate characters (a split would change them), and Buffers small and large.
-    const text = fc.oneof(
-      fc.string({ unit: 'binary', maxLength: 64 }),
-      fc.string({ unit: 'grapheme', maxLength: 16 }),
-      fc
-        .tuple(
-          fc.integer({ min: 1, max: 1_200_000 }),
-          fc.constantFrom('a', 'é', '\u{1F600}', '\uD800'),
-        )
-        .map(([n, c]) => c.repeat(Math.ceil(n / c.length))),
-    );
-    const chunk = fc.oneof(
-      { weight: 3, arbitrary: text },
-      { weight: 1, arbitrary: text.map((s) => Buffer.from(s)) },
-    );
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(chunk, { maxLength: 8 }), async (chunks) => {
-        const name = `f${run++}.txt`;
-        const file = p.open(name, { gzipLevel: 1 });
-        for (const c of chunks) await file.write(c);
-        const result = await file.commit();
-        const expected = Buffer.concat(
-          chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
-        );
-        const written = fs.readFileSync(path.join(root, name));
-        t.equal(Buffer.compare(written, expected), 0, 'the bytes');
-        t.equal(result.bytes, expected.length);
-        t.equal(result.sha256, createHash('sha256').update(expected).digest('hex'));
-        t.equal(
-          Buffer.compare(zlib.gunzipSync(fs.readFileSync(path.join(root, `${name}.gz`))), expected),
-          0,
-        );
-      }),
-      { numRuns: 40, seed: 22 },
-    );
-  },
-);
+for (const offThread of [false, true]) {
+  t.test(
+    `FsPublisher: writes of any size and text give the bytes Buffer.from gives, and their hash (${offThread ? 'each file from its own thread' : 'inline'})`,
+    async (t) => {
+      const root = t.testdir({});
+      const p = new FsPublisher(root, { offThread });
+      // Pieces around the 1 MiB the file gathers before a write: text with multi-byte and lone
+      // surrogate characters (a split would change them), and Buffers small and large.
+      const text = fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 64 }),
+        fc.string({ unit: 'grapheme', maxLength: 16 }),
+        fc
+          .tuple(
+            fc.integer({ min: 1, max: 1_200_000 }),
+            fc.constantFrom('a', 'é', '\u{1F600}', '\uD800'),
+          )
+          .map(([n, c]) => c.repeat(Math.ceil(n / c.length))),
+      );
+      const chunk = fc.oneof(
+        { weight: 3, arbitrary: text },
+        { weight: 1, arbitrary: text.map((s) => Buffer.from(s)) },
+      );
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(chunk, { maxLength: 8 }), async (chunks) => {
+          const name = `f${run++}.txt`;
+          const file = p.open(name, { gzipLevel: 1 });
+          for (const c of chunks) await file.write(c);
+          const result = await file.commit();
+          const expected = Buffer.concat(
+            chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)),
+          );
+          const written = fs.readFileSync(path.join(root, name));
+          t.equal(Buffer.compare(written, expected), 0, 'the bytes');
+          t.equal(result.bytes, expected.length);
+          t.equal(result.sha256, createHash('sha256').update(expected).digest('hex'));
+          t.equal(
+            Buffer.compare(
+              zlib.gunzipSync(fs.readFileSync(path.join(root, `${name}.gz`))),
+              expected,
+            ),
+            0,
+          );
+        }),
+        { numRuns: 40, seed: 22 },
+      );
+    },
+  );
+}
 
 t.test('MemoryPublisher keeps the content type a target needs', async (t) => {
   const p = new MemoryPublisher();

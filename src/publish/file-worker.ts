@@ -1,0 +1,83 @@
+/**
+ * The thread of an off-thread file (off-thread-file.ts): an AtomicFile of its own, fed the
+ * chunks the main thread builds. Encoding, the hashes, the file and compression streams and
+ * their callbacks run here, so the thread that maps and formats a feed only builds its text.
+ * Messages are handled one at a time, in order; each write is answered once AtomicFile has
+ * taken it (the answer is what the main thread's backpressure waits for).
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { AtomicFile, type AtomicFileOptions, type PublishResult } from './fs.js';
+
+export interface FileWorkerData {
+  /** Marks the thread as a file writer (the module is also imported for its types). */
+  fileWorker: true;
+  path: string;
+  options: AtomicFileOptions;
+}
+
+export type FileRequest =
+  { type: 'write'; chunk: string | Uint8Array } | { type: 'commit' } | { type: 'abort' };
+
+export type FileReply =
+  /** A write taken: `size` is the chunk's length (UTF-16 units of text, bytes of a buffer). */
+  | { type: 'written'; size: number }
+  | { type: 'committed'; result: PublishResult }
+  | { type: 'aborted' }
+  /** The first failure; every later request is answered by it again. */
+  | { type: 'failed'; error: Error; code: string | undefined };
+
+function runWorker(port: NonNullable<typeof parentPort>, data: FileWorkerData): void {
+  const file = new AtomicFile(data.path, data.options);
+  const reply = (message: FileReply) => port.postMessage(message);
+  let failure: Error | undefined;
+  // An error crosses threads as its name, message and stack: its code (EFBIG, ENOSPC...) is
+  // carried beside it.
+  const fail = (err: Error) =>
+    reply({ type: 'failed', error: err, code: (err as NodeJS.ErrnoException).code });
+
+  async function handle(request: FileRequest): Promise<void> {
+    if (failure) {
+      // A failed file is only ever aborted: its temporaries go, nothing is published.
+      if (request.type === 'abort') {
+        await file.abort();
+        reply({ type: 'aborted' });
+      } else fail(failure);
+      return;
+    }
+    switch (request.type) {
+      case 'write': {
+        const chunk = request.chunk;
+        // A Buffer arrives as a plain Uint8Array (structured clone): a view, not a copy.
+        const wait = file.write(
+          typeof chunk === 'string'
+            ? chunk
+            : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
+        );
+        if (wait) await wait;
+        reply({ type: 'written', size: chunk.length });
+        return;
+      }
+      case 'commit':
+        reply({ type: 'committed', result: await file.commit() });
+        return;
+      case 'abort':
+        await file.abort();
+        reply({ type: 'aborted' });
+        return;
+    }
+  }
+
+  let queue = Promise.resolve();
+  port.on('message', (request: FileRequest) => {
+    queue = queue.then(() =>
+      handle(request).catch((err: unknown) => {
+        failure ??= err instanceof Error ? err : new Error(String(err));
+        fail(failure);
+      }),
+    );
+  });
+}
+
+if (!isMainThread && parentPort && (workerData as Partial<FileWorkerData> | null)?.fileWorker) {
+  runWorker(parentPort, workerData as FileWorkerData);
+}
