@@ -1,9 +1,9 @@
 /**
  * The thread of an off-thread file (off-thread-file.ts): an AtomicFile of its own, fed the
- * chunks the main thread builds. Encoding, the hashes, the file and compression streams and
- * their callbacks run here, so the thread that maps and formats a feed only builds its text.
- * Messages are handled one at a time, in order; each write is answered once AtomicFile has
- * taken it (the answer is what the main thread's backpressure waits for).
+ * buffers the main thread gathers. The hashes, the file and compression streams and their
+ * callbacks run here, so the thread that maps and formats a feed only builds and encodes its
+ * text. Messages are handled one at a time, in order; each write is answered once AtomicFile
+ * has taken it (the answer is what the main thread's backpressure waits for).
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { AtomicFile, type AtomicFileOptions, type PublishResult } from './fs.js';
@@ -16,10 +16,11 @@ export interface FileWorkerData {
 }
 
 export type FileRequest =
-  { type: 'write'; chunk: string | Uint8Array } | { type: 'commit' } | { type: 'abort' };
+  /** Bytes, in order: a Buffer sent, a Uint8Array received (structured clone). */
+  { type: 'write'; chunk: Uint8Array } | { type: 'commit' } | { type: 'abort' };
 
 export type FileReply =
-  /** A write taken: `size` is the chunk's length (UTF-16 units of text, bytes of a buffer). */
+  /** A write taken: `size` is its bytes. */
   | { type: 'written'; size: number }
   | { type: 'committed'; result: PublishResult }
   | { type: 'aborted' }
@@ -47,12 +48,7 @@ function runWorker(port: NonNullable<typeof parentPort>, data: FileWorkerData): 
     switch (request.type) {
       case 'write': {
         const chunk = request.chunk;
-        // A Buffer arrives as a plain Uint8Array (structured clone): a view, not a copy.
-        const wait = file.write(
-          typeof chunk === 'string'
-            ? chunk
-            : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
-        );
+        const wait = file.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if (wait) await wait;
         reply({ type: 'written', size: chunk.length });
         return;

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import zlib from 'node:zlib';
 import { randomBase62 } from '../ids.js';
+import { Gatherer, WRITE_BYTES } from './gather.js';
 import { OffThreadFile } from './off-thread-file.js';
 import {
   writeWhole,
@@ -21,18 +22,8 @@ export type { PublishResult } from './publisher.js';
 /** How a file is written: its siblings, compression levels, durability (publisher.ts). */
 export type AtomicFileOptions = PublishFileOptions;
 
-/**
- * Writes are gathered to at least this size before the hash and the streams get them: each
- * stream write is a trip to the thread pool and a callback on the main thread (30 KB gzip
- * writes cost the main thread 5x more than 256 KB ones; a 100,000-product feed's 400 page
- * writes cost it 250 ms more in stream callbacks than 1 MB ones).
- */
-const WRITE_BYTES = 1024 * 1024;
 /** What a stream holds before a write waits for it: a few gathered writes. */
 const STREAM_BUFFER = 4 * WRITE_BYTES;
-/** A gathered buffer with less room than this left is written out (its tail would be tiny). */
-const MIN_FREE = 4 * 1024;
-const ENCODER = new TextEncoder();
 
 /** Resolves when every stream given has drained. */
 function drained(streams: Writable[]): Promise<void> {
@@ -64,13 +55,8 @@ export class AtomicFile implements OpenFile {
   private done = false;
   /** The first error of a stream (disk full...), surfaced by the next write or commit. */
   private failure: Error | undefined;
-  /**
-   * Writes gathered until WRITE_BYTES: each stream write is a trip to the thread pool. Text is
-   * encoded straight into this buffer (no Buffer per write, no copy to join them); a full
-   * buffer goes to the streams, which keep it until written, and a new one takes its place.
-   */
-  private pending: Buffer | undefined;
-  private pendingBytes = 0;
+  /** Writes gathered into buffers of WRITE_BYTES (Gatherer): each stream write is a trip to the thread pool. */
+  private readonly gathered = new Gatherer();
 
   constructor(
     finalPath: string,
@@ -120,47 +106,9 @@ export class AtomicFile implements OpenFile {
   /** Appends a chunk; resolves at once unless a buffer is full. */
   write(chunk: string | Buffer): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    if (typeof chunk !== 'string') return this.writeBuffer(chunk);
-    let text = chunk;
     const full: Writable[] = [];
-    for (;;) {
-      const buffer = (this.pending ??= Buffer.allocUnsafeSlow(WRITE_BYTES));
-      const { read, written } = ENCODER.encodeInto(text, buffer.subarray(this.pendingBytes));
-      this.pendingBytes += written;
-      if (read === text.length) break;
-      // The buffer is full (encodeInto never splits a character): hand it on, go on in a new one.
-      text = text.slice(read);
-      full.push(...this.writePending());
-    }
-    if (this.pendingBytes >= WRITE_BYTES - MIN_FREE) full.push(...this.writePending());
+    for (const data of this.gathered.add(chunk)) full.push(...this.writeData(data));
     return full.length > 0 ? drained(full) : undefined;
-  }
-
-  /** A Buffer is copied into the gathered bytes, or handed on as it is when it is large. */
-  private writeBuffer(chunk: Buffer): Promise<void> | undefined {
-    const full: Writable[] = [];
-    if (this.pending && this.pendingBytes + chunk.length <= WRITE_BYTES) {
-      chunk.copy(this.pending, this.pendingBytes);
-      this.pendingBytes += chunk.length;
-      if (this.pendingBytes >= WRITE_BYTES - MIN_FREE) full.push(...this.writePending());
-    } else if (chunk.length < WRITE_BYTES / 4) {
-      full.push(...this.writePending());
-      this.pending = Buffer.allocUnsafeSlow(WRITE_BYTES);
-      chunk.copy(this.pending, 0);
-      this.pendingBytes = chunk.length;
-    } else {
-      full.push(...this.writePending(), ...this.writeData(chunk));
-    }
-    return full.length > 0 ? drained(full) : undefined;
-  }
-
-  /** Writes the gathered bytes; answers the streams whose buffer is now full. */
-  private writePending(): Writable[] {
-    if (this.pendingBytes === 0 || !this.pending) return [];
-    const data = this.pending.subarray(0, this.pendingBytes);
-    this.pending = undefined;
-    this.pendingBytes = 0;
-    return this.writeData(data);
   }
 
   /** Gives bytes to the hashes and every stream; answers the streams whose buffer is now full. */
@@ -191,7 +139,8 @@ export class AtomicFile implements OpenFile {
     if (this.failure) throw this.failure;
     // The last writes go in as they are (end() waits for the streams' buffers to drain), and
     // the streams finish side by side.
-    this.writePending();
+    const rest = this.gathered.take();
+    if (rest) this.writeData(rest);
     const closed = [once(this.out, 'close')];
     this.out.end();
     if (this.gzip && this.gzipOut) {

@@ -1,8 +1,9 @@
 /**
  * An AtomicFile written by a thread of its own (file-worker.ts), for the large files the main
- * thread builds page by page (feeds): the main thread hands each chunk over as it is and goes
- * on building the next, while the file's thread encodes, hashes (SHA-256 of a 100,000-product
- * ACP feed: about 80 ms of the main thread's CPU), writes and compresses it. The file is the
+ * thread builds page by page (feeds): the main thread encodes its text into buffers of 1 MB
+ * (gather.ts) and hands each filled one over whole (transferred, not copied), while the
+ * file's thread hashes (SHA-256 of a 100,000-product ACP feed: about 80 ms of the main
+ * thread's CPU), writes and compresses them. The file is the
  * same AtomicFile with the same guarantees: nothing visible before commit, unchanged content
  * left as it was, a failure surfaced by the next write or the commit, temporaries removed on
  * abort.
@@ -10,13 +11,13 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../runtime/worker.js';
 import type { AtomicFileOptions } from './fs.js';
+import { Gatherer } from './gather.js';
 import type { FileReply, FileRequest, FileWorkerData } from './file-worker.js';
 import type { OpenFile, PublishResult } from './publisher.js';
 
 /**
- * Text handed over and not yet taken by the file's thread, in UTF-16 units (bytes for a
- * Buffer), before a write waits: a few pages of a feed, about what the streams' own buffers
- * hold (fs.ts STREAM_BUFFER), so memory stays as it was inline.
+ * Bytes handed over and not yet taken by the file's thread before a write waits: a few
+ * gathered buffers, about what the streams' own buffers hold (fs.ts STREAM_BUFFER).
  */
 const IN_FLIGHT = 4 * 1024 * 1024;
 
@@ -27,6 +28,7 @@ interface Waiter<T> {
 
 export class OffThreadFile implements OpenFile {
   private readonly worker: Worker;
+  private readonly gathered = new Gatherer();
   private inFlight = 0;
   /** The write waiting for the thread to take some of what is in flight. */
   private drain: Waiter<void> | undefined;
@@ -53,9 +55,7 @@ export class OffThreadFile implements OpenFile {
 
   write(chunk: string | Buffer): Promise<void> | undefined {
     if (this.failure) return Promise.reject(this.failure);
-    if (chunk.length === 0) return undefined;
-    this.inFlight += chunk.length;
-    this.post({ type: 'write', chunk });
+    for (const data of this.gathered.add(chunk)) this.send(data, data !== chunk);
     if (this.inFlight <= IN_FLIGHT) return undefined;
     return new Promise<void>((resolve, reject) => {
       this.drain = { resolve, reject };
@@ -69,6 +69,8 @@ export class OffThreadFile implements OpenFile {
       await this.end({ type: 'abort' }).catch(() => undefined);
       throw this.failure;
     }
+    const rest = this.gathered.take();
+    if (rest) this.send(rest, true);
     const result = await this.end({ type: 'commit' });
     return result!;
   }
@@ -95,6 +97,16 @@ export class OffThreadFile implements OpenFile {
       this.ending = undefined;
       await this.worker.terminate();
     }
+  }
+
+  /**
+   * Hands bytes to the thread: a buffer of our own is transferred (its memory moves, this
+   * side can no longer read it), a caller's Buffer copied.
+   */
+  private send(data: Buffer, own: boolean): void {
+    this.inFlight += data.length;
+    const request: FileRequest = { type: 'write', chunk: data };
+    this.worker.postMessage(request, own ? [data.buffer as ArrayBuffer] : []);
   }
 
   private post(request: FileRequest): void {
