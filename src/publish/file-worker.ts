@@ -7,6 +7,7 @@
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { AtomicFile, type AtomicFileOptions, type PublishResult } from './fs.js';
+import { WRITE_BYTES } from './gather.js';
 
 export interface FileWorkerData {
   /** Marks the thread as a file writer (the module is also imported for its types). */
@@ -22,14 +23,25 @@ export type FileRequest =
 export type FileReply =
   /** A write taken: `size` is its bytes. */
   | { type: 'written'; size: number }
+  /** A buffer of WRITE_BYTES the file is done with, given back whole to gather into again. */
+  | { type: 'spare'; chunk: Uint8Array }
   | { type: 'committed'; result: PublishResult }
   | { type: 'aborted' }
   /** The first failure; every later request is answered by it again. */
   | { type: 'failed'; error: Error; code: string | undefined };
 
 function runWorker(port: NonNullable<typeof parentPort>, data: FileWorkerData): void {
-  const file = new AtomicFile(data.path, data.options);
   const reply = (message: FileReply) => port.postMessage(message);
+  // Each buffer the streams are done with goes back to the main thread, which gathers into it
+  // again: a thread that allocates little else would collect them rarely (V8 counts them as
+  // external memory, 64 MB before it collects), and held them all until then.
+  const file = new AtomicFile(data.path, data.options, (written) => {
+    if (written.byteOffset !== 0 || written.buffer.byteLength !== WRITE_BYTES) return;
+    const whole = new Uint8Array(written.buffer);
+    port.postMessage({ type: 'spare', chunk: whole } satisfies FileReply, [
+      whole.buffer as ArrayBuffer,
+    ]);
+  });
   let failure: Error | undefined;
   // An error crosses threads as its name, message and stack: its code (EFBIG, ENOSPC...) is
   // carried beside it.

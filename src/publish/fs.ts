@@ -58,9 +58,14 @@ export class AtomicFile implements OpenFile {
   /** Writes gathered into buffers of WRITE_BYTES (Gatherer): each stream write is a trip to the thread pool. */
   private readonly gathered = new Gatherer();
 
+  /**
+   * @param written called with each buffer given on whole (a large write, or gathered ones)
+   *   once every stream is done with it: the caller may use its memory again
+   */
   constructor(
     finalPath: string,
     private readonly options: AtomicFileOptions = {},
+    private readonly written?: (data: Buffer) => void,
   ) {
     this.path = finalPath;
     fs.mkdirSync(path.dirname(finalPath), { recursive: true });
@@ -117,10 +122,22 @@ export class AtomicFile implements OpenFile {
     this.md5?.update(data);
     this.bytes += data.length;
     const full: Writable[] = [];
-    for (const stream of [this.out, this.gzip, this.brotli]) {
-      if (stream && !stream.write(data)) full.push(stream);
+    const streams = [this.out, this.gzip, this.brotli].filter((s) => s !== undefined);
+    const done = this.written ? this.doneWith(data, streams.length) : undefined;
+    for (const stream of streams) {
+      if (!stream.write(data, done)) full.push(stream);
     }
     return full;
+  }
+
+  /** A write callback that tells `written` once every stream has called it without error. */
+  private doneWith(data: Buffer, streams: number): (err?: Error | null) => void {
+    let left = streams;
+    let failed = false;
+    return (err) => {
+      if (err) failed = true;
+      if (--left === 0 && !failed) this.written!(data);
+    };
   }
 
   /** Finishes the file and renames it (and its .gz) into place unless the content is unchanged. */

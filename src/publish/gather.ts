@@ -13,6 +13,8 @@ export const WRITE_BYTES = 1024 * 1024;
 /** A gathered buffer with less room than this left is given out (its tail would be tiny). */
 const MIN_FREE = 4 * 1024;
 const ENCODER = new TextEncoder();
+/** Spare buffers a Gatherer keeps: what a file's thread holds in flight (off-thread-file.ts). */
+const MAX_SPARES = 8;
 
 /**
  * Chunks gathered into buffers of WRITE_BYTES before they go on: text is encoded straight into
@@ -23,6 +25,20 @@ const ENCODER = new TextEncoder();
 export class Gatherer {
   private pending: Buffer | undefined;
   private pendingBytes = 0;
+  /** Buffers given back (recycle) to gather into again, instead of new ones. */
+  private readonly spares: Buffer[] = [];
+
+  /**
+   * Gives back the memory of a buffer given out, once whoever took it is done with it: the
+   * next buffers are gathered into it. Only whole buffers of WRITE_BYTES are kept, a few.
+   */
+  recycle(buffer: Buffer): void {
+    if (buffer.length === WRITE_BYTES && this.spares.length < MAX_SPARES) this.spares.push(buffer);
+  }
+
+  private fresh(): Buffer {
+    return this.spares.pop() ?? Buffer.allocUnsafeSlow(WRITE_BYTES);
+  }
 
   /** Takes a chunk; answers the buffers it filled, in order (a caller's large Buffer among them). */
   add(chunk: string | Buffer): Buffer[] {
@@ -42,7 +58,7 @@ export class Gatherer {
     let text = chunk;
     const full: Buffer[] = [];
     for (;;) {
-      const buffer = (this.pending ??= Buffer.allocUnsafeSlow(WRITE_BYTES));
+      const buffer = (this.pending ??= this.fresh());
       const { read, written } = ENCODER.encodeInto(text, buffer.subarray(this.pendingBytes));
       this.pendingBytes += written;
       if (read === text.length) break;
@@ -62,7 +78,7 @@ export class Gatherer {
       if (this.pendingBytes >= WRITE_BYTES - MIN_FREE) this.takeInto(full);
     } else if (chunk.length < WRITE_BYTES / 4) {
       this.takeInto(full);
-      this.pending = Buffer.allocUnsafeSlow(WRITE_BYTES);
+      this.pending = this.fresh();
       chunk.copy(this.pending, 0);
       this.pendingBytes = chunk.length;
     } else {

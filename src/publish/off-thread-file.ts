@@ -123,6 +123,11 @@ export class OffThreadFile implements OpenFile {
           drain.resolve();
         }
         return;
+      case 'spare':
+        this.gathered.recycle(
+          Buffer.from(reply.chunk.buffer, reply.chunk.byteOffset, reply.chunk.byteLength),
+        );
+        return;
       case 'committed':
         this.ending?.resolve(reply.result);
         return;
