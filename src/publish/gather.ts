@@ -19,8 +19,8 @@ const MAX_SPARES = 8;
 /**
  * Chunks gathered into buffers of WRITE_BYTES before they go on: text is encoded straight into
  * the buffer (no Buffer per write, no copy to join them), a small Buffer copied in, a large
- * one handed on as it is. A filled buffer is given out and never touched again (its receiver
- * keeps it, or a thread takes it whole); a new one takes its place.
+ * one handed on as it is. A filled buffer is given out and not touched again until it is given
+ * back (`recycle`), if ever; a spare or a new one takes its place.
  */
 export class Gatherer {
   private pending: Buffer | undefined;

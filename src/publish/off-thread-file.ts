@@ -1,12 +1,11 @@
 /**
  * An AtomicFile written by a thread of its own (file-worker.ts), for the large files the main
- * thread builds page by page (feeds): the main thread encodes its text into buffers of 1 MB
+ * thread builds page by page (feeds): the main thread encodes its text into buffers of 1 MiB
  * (gather.ts) and hands each filled one over whole (transferred, not copied), while the
  * file's thread hashes (SHA-256 of a 100,000-product ACP feed: about 80 ms of the main
- * thread's CPU), writes and compresses them. The file is the
- * same AtomicFile with the same guarantees: nothing visible before commit, unchanged content
- * left as it was, a failure surfaced by the next write or the commit, temporaries removed on
- * abort.
+ * thread's CPU), writes and compresses them. It is the same AtomicFile with the same
+ * guarantees: nothing visible before commit, unchanged content left as it was, a failure
+ * surfaced by the next write or the commit, temporaries removed on abort.
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../runtime/worker.js';
