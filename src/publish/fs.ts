@@ -55,7 +55,7 @@ export class AtomicFile implements OpenFile {
   private done = false;
   /** The first error of a stream (disk full...), surfaced by the next write or commit. */
   private failure: Error | undefined;
-  /** Writes gathered into buffers of WRITE_BYTES (Gatherer): each stream write is a trip to the thread pool. */
+  /** Writes gathered into 1 MiB buffers: each stream write is a trip to the thread pool. */
   private readonly gathered = new Gatherer();
 
   /**

@@ -33,14 +33,15 @@ export class Gatherer {
    * next buffers are gathered into it. Only whole buffers of WRITE_BYTES are kept, a few.
    */
   recycle(buffer: Buffer): void {
-    if (buffer.length === WRITE_BYTES && this.spares.length < MAX_SPARES) this.spares.push(buffer);
+    if (buffer.length !== WRITE_BYTES || this.spares.length >= MAX_SPARES) return;
+    this.spares.push(buffer);
   }
 
   private fresh(): Buffer {
     return this.spares.pop() ?? Buffer.allocUnsafeSlow(WRITE_BYTES);
   }
 
-  /** Takes a chunk; answers the buffers it filled, in order (a caller's large Buffer among them). */
+  /** Takes a chunk; answers the buffers it filled, in order (a caller's large Buffer too). */
   add(chunk: string | Buffer): Buffer[] {
     return typeof chunk === 'string' ? this.addText(chunk) : this.addBuffer(chunk);
   }

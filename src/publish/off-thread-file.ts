@@ -39,7 +39,8 @@ export class OffThreadFile implements OpenFile {
 
   constructor(finalPath: string, options: AtomicFileOptions = {}) {
     const data: FileWorkerData = { fileWorker: true, path: finalPath, options };
-    // From build/ the compiled file-worker.js; in the one-file binary the bundle scripts/dist.mjs names.
+    // From build/ the compiled file-worker.js; in the one-file binary the bundle that
+    // scripts/dist.mjs names.
     this.worker = startWorker('file-worker.cjs', new URL('./file-worker.js', import.meta.url), {
       workerData: data,
     });
