@@ -60,9 +60,12 @@ function runWorker(port: NonNullable<typeof parentPort>, data: FileWorkerData): 
     switch (request.type) {
       case 'write': {
         const chunk = request.chunk;
-        const wait = file.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        // Its size first: once the streams are done with it the buffer goes back to the main
+        // thread (detached here, length 0), which can be before the wait below is over.
+        const size = chunk.byteLength;
+        const wait = file.write(Buffer.from(chunk.buffer, chunk.byteOffset, size));
         if (wait) await wait;
-        reply({ type: 'written', size: chunk.length });
+        reply({ type: 'written', size });
         return;
       }
       case 'commit':

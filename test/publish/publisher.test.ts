@@ -190,6 +190,29 @@ t.test(
   },
 );
 
+t.test(
+  'FsPublisher, a file from its own thread: a file whose directory cannot be made fails its commit with the cause, and nothing is left',
+  async (t) => {
+    const root = t.testdir({ blocker: 'a file where a directory should be' });
+    const p = new FsPublisher(root, { offThread: true });
+    // Inline, open() throws; the thread fails as it starts, and the file says so when asked.
+    const file = p.open('blocker/feed.jsonl');
+    await t.rejects(
+      (async () => {
+        await file.write('{"a":1}\n');
+        await file.commit();
+      })(),
+      { code: /^(EEXIST|ENOTDIR)$/, message: /mkdir/ },
+    );
+    await file.abort();
+    t.same(fs.readdirSync(root), ['blocker'], 'no temporary anywhere');
+    t.equal(
+      fs.readFileSync(path.join(root, 'blocker'), 'utf8'),
+      'a file where a directory should be',
+    );
+  },
+);
+
 t.test('MemoryPublisher keeps the content type a target needs', async (t) => {
   const p = new MemoryPublisher();
   await p.write('index.html', '<p>x</p>', { contentType: 'text/html; charset=utf-8' });
