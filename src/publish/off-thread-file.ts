@@ -91,7 +91,7 @@ export class OffThreadFile implements OpenFile {
       const answer = new Promise<PublishResult | undefined>((resolve, reject) => {
         this.ending = { resolve, reject };
       });
-      this.post(request);
+      this.worker.postMessage(request);
       return await answer;
     } finally {
       this.ending = undefined;
@@ -107,10 +107,6 @@ export class OffThreadFile implements OpenFile {
     this.inFlight += data.length;
     const request: FileRequest = { type: 'write', chunk: data };
     this.worker.postMessage(request, own ? [data.buffer as ArrayBuffer] : []);
-  }
-
-  private post(request: FileRequest): void {
-    this.worker.postMessage(request);
   }
 
   private onReply(reply: FileReply): void {

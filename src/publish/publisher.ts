@@ -33,8 +33,8 @@ export interface PublishFileOptions {
   digests?: boolean;
   /**
    * Write the file from a thread of its own (publish/off-thread-file.ts): for large files
-   * whose content the main thread builds (feeds), so encoding, hashing, writing and compressing
-   * run beside it. Honoured by the filesystem publisher; the file's worker costs a few
+   * whose content the main thread builds (feeds), so hashing, writing and compressing run
+   * beside it (the main thread still encodes the text). Honoured by the filesystem publisher; the file's worker costs a few
    * milliseconds to start, so small files are better written inline.
    */
   offThread?: boolean;
